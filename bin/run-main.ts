@@ -1,0 +1,32 @@
+import { ConfigError } from '../core/config.ts';
+
+/**
+ * Runs a long-lived process: start() returns its stop function, which SIGTERM or SIGINT call once.
+ * A configuration error is printed with every problem and exits 1.
+ */
+export async function runMain(start: () => Promise<() => Promise<void>>): Promise<void> {
+  let stop: () => Promise<void>;
+  try {
+    stop = await start();
+  } catch (err) {
+    process.stderr.write(
+      `${err instanceof ConfigError ? err.message : String((err as Error).stack ?? err)}\n`,
+    );
+    process.exit(1);
+  }
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`${signal} received: shutting down gracefully\n`);
+    stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`shutdown failed: ${String(err)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+}

@@ -1,0 +1,40 @@
+/** The web process: every host's routes, on one port by default. */
+import { HOSTS, type HostName } from '../core/config.ts';
+import { assertNoDemoSecrets, createDeps, seedDemoData } from '../core/bootstrap.ts';
+import { listen } from '../core/http/serve.ts';
+import { createWebApp } from '../ingest/web-app.ts';
+import { runMain } from './run-main.ts';
+
+await runMain(async () => {
+  const deps = createDeps();
+  const { config, logger } = deps;
+  if (config.seedDemo) await seedDemoData(deps.store, deps.clock.now());
+  if (config.nodeEnv === 'production') await assertNoDemoSecrets(deps.store);
+
+  let shuttingDown = false;
+  const isShuttingDown = () => shuttingDown;
+  const ownPort = HOSTS.filter((h) => config.hostPorts[h] !== undefined);
+  const shared = HOSTS.filter((h) => config.hostPorts[h] === undefined);
+  const entries = ownPort.map((host: HostName) => ({
+    name: String(host),
+    app: createWebApp(deps, [host], { isShuttingDown }),
+    host: config.host,
+    port: config.hostPorts[host] ?? 0,
+  }));
+  if (shared.length > 0) {
+    entries.push({
+      name: shared.join('+'),
+      app: createWebApp(deps, shared, { isShuttingDown }),
+      host: config.host,
+      port: config.port,
+    });
+  }
+  const listening = await listen(entries);
+  for (const server of listening.servers) logger.info({ hosts: server.name, url: server.url }, 'listening');
+
+  return async () => {
+    shuttingDown = true;
+    await listening.close(config.shutdownGraceMs);
+    deps.store.close();
+  };
+});

@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import { loadConfig, type Config } from './config.ts';
+import { createLogger } from './logger.ts';
+import { openStore, type Store } from './store/index.ts';
+import { systemClock } from './clock.ts';
+import { hashPassword, verifyPassword } from './passwords.ts';
+import type { Deps } from './deps.ts';
+import { compileValidators } from '../schemas/index.ts';
+
+/**
+ * Builds the Deps of a process from the environment. Tests pass overrides (a temp DATA_DIR, a fixed
+ * clock, a silent logger) and get the real thing otherwise.
+ */
+export function createDeps(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  overrides: Partial<Deps> = {},
+): Deps {
+  const config: Config = overrides.config ?? loadConfig(env);
+  return {
+    config,
+    logger: overrides.logger ?? createLogger(config.logLevel),
+    store: overrides.store ?? openStore(config.databaseFile),
+    clock: overrides.clock ?? systemClock,
+    validators:
+      overrides.validators ?? compileValidators({ bankAgencyCodes: Object.keys(config.webhook.routes) }),
+  };
+}
+
+interface DemoSeed {
+  partners: { id: string; label: string; password: string }[];
+  agencies: { code: string; name: string }[];
+}
+
+const DEMO_SEED_FILE = new URL('../fixtures/demo/seed.json', import.meta.url);
+
+function readDemoSeed(): DemoSeed {
+  return JSON.parse(readFileSync(DEMO_SEED_FILE, 'utf8')) as DemoSeed;
+}
+
+/** Seeds the demo agencies and partner password (idempotent): a new user can post a batch at once. */
+export async function seedDemoData(store: Store, now: Date): Promise<void> {
+  const seed = readDemoSeed();
+  for (const agency of seed.agencies) await store.agencies.upsert({ ...agency, now });
+  const existing = await store.partners.list();
+  for (const partner of seed.partners) {
+    const has = existing.some(
+      (p) => p.id === partner.id && p.passwords.some((pw) => pw.label === partner.label),
+    );
+    if (!has) {
+      await store.partners.addPassword({
+        partnerId: partner.id,
+        label: partner.label,
+        hash: await hashPassword(partner.password),
+        now,
+      });
+    }
+  }
+}
+
+/** Refuses to run in production while any demo password is still valid. */
+export async function assertNoDemoSecrets(store: Store): Promise<void> {
+  const demoPasswords = readDemoSeed().partners.map((p) => p.password);
+  for (const row of await store.partners.activePasswords()) {
+    for (const demo of demoPasswords) {
+      if (await verifyPassword(demo, row.hash)) {
+        throw new Error(
+          `Partner ${row.partnerId} still accepts the demo password (label "${row.label}"); ` +
+            `revoke it with: amil partner revoke-password ${row.partnerId} --label ${row.label}`,
+        );
+      }
+    }
+  }
+}

@@ -1,0 +1,197 @@
+import path from 'node:path';
+
+/** The three hosts of the interface; one process serves all of them. */
+export const HOSTS = ['base', 'reports', 'pay'] as const;
+export type HostName = (typeof HOSTS)[number];
+
+/** Where a bank agency code routes: a zakat agency's code, or the live-test sink. */
+export type BankRoute = { kind: 'agency'; agency: string } | { kind: 'test' };
+
+export interface Config {
+  readonly nodeEnv: 'development' | 'test' | 'production';
+  readonly host: string;
+  /** Port serving every host that has no port of its own. */
+  readonly port: number;
+  /** Hosts given a port of their own (`BASE_PORT`, `REPORTS_PORT`, `PAY_PORT`). */
+  readonly hostPorts: Readonly<Partial<Record<HostName, number>>>;
+  readonly dataDir: string;
+  readonly databaseFile: string;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly seedDemo: boolean;
+  readonly trustProxy: boolean;
+  readonly shutdownGraceMs: number;
+  readonly webhook: {
+    readonly maxBodyBytes: number;
+    readonly maxRecords: number;
+    /** Bank agency code -> route, e.g. BANKLZS -> agency LZS, BANK -> test sink. */
+    readonly routes: Readonly<Record<string, BankRoute>>;
+  };
+}
+
+/** One documented environment variable: the README's configuration table is checked against this list. */
+export interface EnvVar {
+  name: string;
+  default: string;
+  meaning: string;
+}
+
+export const ENV_VARS: readonly EnvVar[] = [
+  { name: 'NODE_ENV', default: 'development', meaning: '`production` refuses demo data and demo secrets' },
+  { name: 'HOST', default: '127.0.0.1', meaning: 'Interface the web process listens on' },
+  { name: 'PORT', default: '3000', meaning: 'Port serving every host that has no port of its own' },
+  { name: 'BASE_PORT', default: '(unset)', meaning: 'Serve the checkout host `{base_url}` on its own port' },
+  {
+    name: 'REPORTS_PORT',
+    default: '(unset)',
+    meaning: 'Serve the reports host `{reports_url}` on its own port',
+  },
+  {
+    name: 'PAY_PORT',
+    default: '(unset)',
+    meaning: 'Serve the bank webhook host `{pay_url}` on its own port',
+  },
+  { name: 'DATA_DIR', default: './data', meaning: 'Directory of the SQLite database (`amil.db`)' },
+  {
+    name: 'LOG_LEVEL',
+    default: 'info',
+    meaning: 'pino level: fatal, error, warn, info, debug, trace, silent',
+  },
+  {
+    name: 'SEED_DEMO',
+    default: 'true (false in production)',
+    meaning: 'Seed the demo agencies and partner password from `fixtures/demo/` at start-up',
+  },
+  {
+    name: 'TRUST_PROXY',
+    default: 'false',
+    meaning: 'Trust `X-Forwarded-*` headers (set when behind a reverse proxy)',
+  },
+  {
+    name: 'SHUTDOWN_GRACE_MS',
+    default: '10000',
+    meaning: 'On SIGTERM/SIGINT, how long in-flight requests may finish before connections are cut',
+  },
+  {
+    name: 'WEBHOOK_MAX_BODY_BYTES',
+    default: '5242880',
+    meaning: 'Largest bank webhook body accepted (5 MiB); larger gets 413',
+  },
+  {
+    name: 'WEBHOOK_MAX_RECORDS',
+    default: '5000',
+    meaning: 'Most records in one webhook batch; more gets 413',
+  },
+  {
+    name: 'BANK_AGENCY_ROUTES',
+    default: 'BANKLZS=LZS,BANKPPZ=PPZ,BANK=test',
+    meaning:
+      'Accepted bank agency codes and where each routes: a zakat agency code, or `test` for live-test entries',
+  },
+];
+
+/** Raised with every problem found, so an operator fixes them all in one go. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Reads, validates and freezes the configuration. Throws ConfigError listing every problem. */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const problems: string[] = [];
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+
+  const int = (name: string, fallback: number | undefined, min: number, max: number): number | undefined => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return Number(raw);
+  };
+
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    if (['true', '1', 'yes'].includes(raw.toLowerCase())) return true;
+    if (['false', '0', 'no'].includes(raw.toLowerCase())) return false;
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
+  };
+
+  const nodeEnvRaw = read('NODE_ENV') ?? 'development';
+  let nodeEnv: Config['nodeEnv'] = 'development';
+  if (nodeEnvRaw === 'development' || nodeEnvRaw === 'test' || nodeEnvRaw === 'production')
+    nodeEnv = nodeEnvRaw;
+  else problems.push(`NODE_ENV must be development, test or production (got "${nodeEnvRaw}")`);
+  const production = nodeEnv === 'production';
+
+  const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+  const logLevelRaw = read('LOG_LEVEL') ?? 'info';
+  const logLevel = logLevels.find((l) => l === logLevelRaw);
+  if (!logLevel) problems.push(`LOG_LEVEL must be one of ${logLevels.join(', ')} (got "${logLevelRaw}")`);
+
+  const hostPorts: Partial<Record<HostName, number>> = {};
+  for (const host of HOSTS) {
+    const port = int(`${host.toUpperCase()}_PORT`, undefined, 1, 65535);
+    if (port !== undefined) hostPorts[host] = port;
+  }
+
+  const seedDemo = bool('SEED_DEMO', !production);
+  if (production && seedDemo) problems.push('SEED_DEMO must not be true when NODE_ENV=production');
+
+  const dataDir = path.resolve(read('DATA_DIR') ?? './data');
+
+  const config: Config = {
+    nodeEnv,
+    host: read('HOST') ?? '127.0.0.1',
+    port: int('PORT', 3000, 0, 65535) ?? 3000,
+    hostPorts,
+    dataDir,
+    databaseFile: path.join(dataDir, 'amil.db'),
+    logLevel: logLevel ?? 'info',
+    seedDemo,
+    trustProxy: bool('TRUST_PROXY', false),
+    shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000) ?? 10_000,
+    webhook: {
+      maxBodyBytes:
+        int('WEBHOOK_MAX_BODY_BYTES', 5 * 1024 * 1024, 1024, 512 * 1024 * 1024) ?? 5 * 1024 * 1024,
+      maxRecords: int('WEBHOOK_MAX_RECORDS', 5000, 1, 1_000_000) ?? 5000,
+      routes: parseRoutes(read('BANK_AGENCY_ROUTES') ?? 'BANKLZS=LZS,BANKPPZ=PPZ,BANK=test', problems),
+    },
+    ...overrides,
+  };
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(config);
+}
+
+function parseRoutes(raw: string, problems: string[]): Record<string, BankRoute> {
+  const routes: Record<string, BankRoute> = {};
+  for (const entry of raw.split(',')) {
+    const match = /^\s*([A-Z][A-Z0-9_]{0,31})\s*=\s*([A-Za-z][A-Za-z0-9_]{0,31})\s*$/.exec(entry);
+    if (!match) {
+      problems.push(`BANK_AGENCY_ROUTES entry "${entry}" must look like BANKLZS=LZS or BANK=test`);
+      continue;
+    }
+    const [, code = '', target = ''] = match;
+    if (routes[code]) problems.push(`BANK_AGENCY_ROUTES names ${code} twice`);
+    routes[code] = target === 'test' ? { kind: 'test' } : { kind: 'agency', agency: target.toUpperCase() };
+  }
+  return routes;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

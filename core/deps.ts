@@ -1,0 +1,14 @@
+import type { Config } from './config.ts';
+import type { Store } from './store/index.ts';
+import type { Logger } from './logger.ts';
+import type { Clock } from './clock.ts';
+import type { Validators } from '../schemas/index.ts';
+
+/** Everything a handler, service or job may use; built once per process by its composition root. */
+export interface Deps {
+  readonly config: Config;
+  readonly store: Store;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly validators: Validators;
+}

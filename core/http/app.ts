@@ -1,0 +1,57 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import { problemMiddleware } from './problem.ts';
+import { requestContext } from './request-context.ts';
+import { DomainError } from '../errors.ts';
+import type { Deps } from '../deps.ts';
+import { buildOpenApi } from '../../schemas/openapi.ts';
+import { version } from '../version.ts';
+
+/** A host's routes, mounted by createHttpApp. */
+export type MountRoutes = (router: Router, deps: Deps) => void;
+
+export interface HttpAppOptions {
+  /** The routes of each host this app serves. */
+  mounts: readonly MountRoutes[];
+  /** Set while shutting down, so /health answers 503 and load balancers move away. */
+  isShuttingDown?: () => boolean;
+}
+
+/**
+ * A Koa app with the shared middleware (request id and logging, the one error path) and the routes
+ * every host serves (/health, /api/openapi.json), plus the given hosts' routes.
+ */
+export function createHttpApp(deps: Deps, options: HttpAppOptions): Koa {
+  const app = new Koa({ proxy: deps.config.trustProxy });
+  app.silent = true;
+  const router = new Router();
+
+  const openApi = JSON.stringify(
+    buildOpenApi({
+      version,
+      bankAgencyCodes: Object.keys(deps.config.webhook.routes),
+      maxRecords: deps.config.webhook.maxRecords,
+      maxBodyBytes: deps.config.webhook.maxBodyBytes,
+    }),
+  );
+  router.get('/api/openapi.json', (ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = openApi;
+  });
+  router.get('/health', async (ctx) => {
+    if (options.isShuttingDown?.()) throw new DomainError('unavailable', 'Shutting down.');
+    try {
+      await deps.store.ping();
+    } catch {
+      throw new DomainError('unavailable', 'The database is not reachable.');
+    }
+    ctx.body = { status: 'ok' };
+  });
+  for (const mount of options.mounts) mount(router, deps);
+
+  app.use(requestContext(deps.logger));
+  app.use(problemMiddleware(deps.logger));
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  return app;
+}

@@ -1,0 +1,60 @@
+import type { Context, Next } from 'koa';
+import { DomainError, ERROR_CATALOGUE, PROBLEM_BASE, type ErrorCode } from '../errors.ts';
+import type { Problem } from '../../schemas/index.ts';
+import type { Logger } from '../logger.ts';
+
+/** Most field errors one problem lists; a partner fixing a 5,000-record batch gets the first ones. */
+export const MAX_PROBLEM_ERRORS = 500;
+
+/** Status codes koa or the router may raise themselves, mapped onto the catalogue. */
+const STATUS_CODES: Record<number, ErrorCode> = {
+  400: 'bad-request',
+  401: 'unauthorized',
+  404: 'not-found',
+  405: 'method-not-allowed',
+  413: 'payload-too-large',
+  415: 'unsupported-media-type',
+  422: 'validation-failed',
+  503: 'unavailable',
+};
+
+/** The one error path: every failure leaves as application/problem+json; unknown errors as a bare 500. */
+export function problemMiddleware(logger: Logger) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new DomainError('not-found');
+    } catch (err) {
+      const error = toDomainError(err);
+      if (error.code === 'internal') {
+        ((ctx.state.log as Logger | undefined) ?? logger).error({ err }, 'unhandled error');
+      }
+      writeProblem(ctx, error);
+    }
+  };
+}
+
+function toDomainError(err: unknown): DomainError {
+  if (err instanceof DomainError) return err;
+  const status = (err as { status?: unknown; expose?: unknown } | null)?.status;
+  if (typeof status === 'number' && STATUS_CODES[status]) return new DomainError(STATUS_CODES[status]);
+  return new DomainError('internal');
+}
+
+function writeProblem(ctx: Context, error: DomainError): void {
+  const entry = ERROR_CATALOGUE[error.code];
+  const errors = error.fieldErrors.slice(0, MAX_PROBLEM_ERRORS);
+  const problem: Problem = {
+    type: `${PROBLEM_BASE}${error.code}`,
+    title: entry.title,
+    status: entry.status,
+    ...(error.detail !== undefined && { detail: error.detail }),
+    request_id: String(ctx.state.requestId ?? ''),
+    ...(errors.length > 0 && { errors }),
+    ...(error.fieldErrors.length > errors.length && { errors_truncated: true }),
+  };
+  ctx.status = entry.status;
+  for (const [name, value] of Object.entries(error.extraHeaders)) ctx.set(name, value);
+  ctx.body = problem;
+  ctx.type = 'application/problem+json';
+}

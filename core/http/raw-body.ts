@@ -1,0 +1,43 @@
+import getRawBody from 'raw-body';
+import type { Context } from 'koa';
+import { DomainError } from '../errors.ts';
+
+/**
+ * Reads the request body as raw bytes (kept verbatim for the archive and its SHA-256), refusing more
+ * than `limit` bytes with 413 before buffering it all.
+ */
+export async function readRawBody(ctx: Context, limit: number): Promise<Buffer> {
+  const declared = Number(ctx.get('content-length') || NaN);
+  if (Number.isFinite(declared) && declared > limit) {
+    throw new DomainError('payload-too-large', `The body may be at most ${limit} bytes.`);
+  }
+  try {
+    return await getRawBody(ctx.req, { limit, length: Number.isFinite(declared) ? declared : undefined });
+  } catch (err) {
+    const type = (err as { type?: string }).type;
+    if (type === 'entity.too.large') {
+      throw new DomainError('payload-too-large', `The body may be at most ${limit} bytes.`);
+    }
+    if (type === 'request.size.invalid' || type === 'request.aborted') {
+      throw new DomainError('bad-request', 'The body ended before its declared length.');
+    }
+    throw err;
+  }
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Parses a JSON body, refusing invalid UTF-8 or malformed JSON with 400. */
+export function parseJson(body: Buffer): unknown {
+  let text: string;
+  try {
+    text = UTF8.decode(body);
+  } catch {
+    throw new DomainError('malformed-json', 'The body is not valid UTF-8.');
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new DomainError('malformed-json', `The body is not valid JSON: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,46 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * Paths pino blanks out wherever they appear in a log line: credentials, signatures, IC and phone
+ * numbers. Request bodies are never logged; these cover headers and structured fields.
+ */
+export const REDACT_PATHS = [
+  'req.headers["x-api-password"]',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers["x-api-password"]',
+  'headers.authorization',
+  'password',
+  '*.password',
+  'apiKey',
+  '*.apiKey',
+  'api_key',
+  '*.api_key',
+  'signature',
+  '*.signature',
+  'token',
+  '*.token',
+  'zakat_ic_no',
+  '*.zakat_ic_no',
+  'zakat_phone',
+  '*.zakat_phone',
+  'ic',
+  '*.ic',
+  'phone',
+  '*.phone',
+];
+
+/** The one root logger of a process; everything else uses children of it. */
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: undefined,
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    destination,
+  );
+}

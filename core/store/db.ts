@@ -1,0 +1,51 @@
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+
+export type Db = Database.Database;
+
+const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+/**
+ * Opens the SQLite file with the durability the webhook promises: WAL and synchronous=FULL, so a
+ * committed batch survives a power cut. Applies pending migrations.
+ */
+export function openDatabase(file: string): Db {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  // Another process (the CLI, a worker) may hold the write lock briefly; wait rather than fail.
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Db): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT`);
+  const applied = new Set(
+    db
+      .prepare<[], { name: string }>('SELECT name FROM schema_migrations')
+      .all()
+      .map((row) => row.name),
+  );
+  const files = readdirSync(MIGRATIONS_DIR)
+    .filter((f) => /^\d{3}_.+\.sql$/.test(f))
+    .sort();
+  for (const file of files) {
+    if (applied.has(file)) continue;
+    const sql = readFileSync(path.join(MIGRATIONS_DIR, file), 'utf8');
+    db.transaction(() => {
+      // Another process may have applied it since we looked; the write lock makes this check final.
+      if (db.prepare('SELECT 1 FROM schema_migrations WHERE name = ?').get(file)) return;
+      db.exec(sql);
+      db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run(
+        file,
+        new Date().toISOString(),
+      );
+    }).immediate();
+  }
+}

@@ -1,0 +1,43 @@
+import { openDatabase, type Db } from './db.ts';
+import { partnersRepository } from './partners.ts';
+import { bankPostingsRepository } from './bank-postings.ts';
+import { anomaliesRepository } from './anomalies.ts';
+import { agenciesRepository } from './agencies.ts';
+
+export type { PreparedRecord, IngestBatchInput, PostingStatus } from './bank-postings.ts';
+export { identityOf } from './bank-postings.ts';
+export type { AnomalyRow } from './anomalies.ts';
+export type { PartnerSummary, PartnerPasswordRow } from './partners.ts';
+
+/**
+ * All SQL lives behind these repositories, one coarse function per use case. They return Promises
+ * although better-sqlite3 is synchronous, so another store could replace this one without touching callers.
+ */
+export interface Store {
+  readonly file: string;
+  readonly partners: ReturnType<typeof partnersRepository>;
+  readonly bankPostings: ReturnType<typeof bankPostingsRepository>;
+  readonly anomalies: ReturnType<typeof anomaliesRepository>;
+  readonly agencies: ReturnType<typeof agenciesRepository>;
+  /** Cheap liveness probe for /health. */
+  ping(): Promise<void>;
+  close(): void;
+}
+
+/** Opens (creating and migrating as needed) the SQLite store at `file`. */
+export function openStore(file: string): Store {
+  const db: Db = openDatabase(file);
+  return {
+    file,
+    partners: partnersRepository(db),
+    bankPostings: bankPostingsRepository(db),
+    anomalies: anomaliesRepository(db),
+    agencies: agenciesRepository(db),
+    async ping() {
+      db.prepare('SELECT 1').get();
+    },
+    close() {
+      if (db.open) db.close();
+    },
+  };
+}

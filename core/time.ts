@@ -1,0 +1,31 @@
+/** Business days are dates in Malaysia (UTC+8, no daylight saving). */
+export const BUSINESS_TIMEZONE = 'Asia/Kuala_Lumpur';
+const KL_OFFSET_MS = 8 * 60 * 60 * 1000;
+
+/** An instant as a UTC ISO string with milliseconds, the one form instants are stored in. */
+export function toUtcIso(date: Date): string {
+  return date.toISOString();
+}
+
+/** The Asia/Kuala_Lumpur calendar date (YYYY-MM-DD) of an instant. */
+export function businessDate(date: Date): string {
+  return new Date(date.getTime() + KL_OFFSET_MS).toISOString().slice(0, 10);
+}
+
+/**
+ * Parses an RFC 3339 date-time that carries an offset (already checked by the schema) to an instant.
+ * Fractions beyond milliseconds are truncated.
+ */
+export function parseOffsetDateTime(value: string): Date | undefined {
+  const match =
+    /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|([+-])(\d{2}):(\d{2}))$/.exec(value);
+  if (!match) return undefined;
+  const [, y, mo, d, h, mi, s, frac = '', zone, sign, oh, om] = match;
+  const ms = Number(frac.padEnd(3, '0').slice(0, 3));
+  let epoch = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), ms);
+  if (zone !== 'Z') {
+    const offset = (Number(oh) * 60 + Number(om)) * 60_000;
+    epoch -= sign === '+' ? offset : -offset;
+  }
+  return Number.isFinite(epoch) ? new Date(epoch) : undefined;
+}

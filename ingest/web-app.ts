@@ -1,0 +1,24 @@
+import type Koa from 'koa';
+import type { HostName } from '../core/config.ts';
+import type { Deps } from '../core/deps.ts';
+import { createHttpApp, type MountRoutes } from '../core/http/app.ts';
+import { mountBankWebhook } from './bank-webhook/route.ts';
+
+/** The routes of each host. Later capabilities add theirs ({base_url}: checkout; {reports_url}: reports). */
+const HOST_ROUTES: Record<HostName, readonly MountRoutes[]> = {
+  base: [],
+  reports: [],
+  pay: [mountBankWebhook],
+};
+
+/**
+ * The web composition root: one Koa app serving the given hosts' routes. The server serves every host on
+ * one port by default; tests build the same app around a temporary store.
+ */
+export function createWebApp(
+  deps: Deps,
+  hosts: readonly HostName[],
+  options: { isShuttingDown?: () => boolean } = {},
+): Koa {
+  return createHttpApp(deps, { mounts: hosts.flatMap((host) => HOST_ROUTES[host]), ...options });
+}

@@ -1,0 +1,171 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { BankWebhookRequest } from './types.ts';
+
+// ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+export type * from './types.ts';
+
+export type JsonSchema = Record<string, unknown> & { $id: string; title: string };
+
+const SCHEMA_DIR = path.dirname(fileURLToPath(import.meta.url));
+
+/** Every schema file of this folder, keyed by file name (`bank-transaction.json`). */
+export function loadSchemaFiles(): Map<string, JsonSchema> {
+  const files = new Map<string, JsonSchema>();
+  for (const name of readdirSync(SCHEMA_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
+    files.set(name, JSON.parse(readFileSync(path.join(SCHEMA_DIR, name), 'utf8')) as JsonSchema);
+  }
+  return files;
+}
+
+/** The parts of the configuration that schemas depend on (schemas/ imports nothing of ours). */
+export interface SchemaSettings {
+  /** Accepted bank agency codes (BANK_AGENCY_ROUTES); replaces the enum written in bank-transaction.json. */
+  bankAgencyCodes: readonly string[];
+}
+
+/** The schema documents with configured values applied: what the validators and OpenAPI both use. */
+export function configuredSchemas(settings: SchemaSettings): Map<string, JsonSchema> {
+  const schemas = loadSchemaFiles();
+  const transaction = schemas.get('bank-transaction.json');
+  const agency = (transaction?.properties as Record<string, { enum?: unknown }> | undefined)?.agency;
+  if (!agency) throw new Error('bank-transaction.json has no agency property');
+  agency.enum = [...settings.bankAgencyCodes];
+  return schemas;
+}
+
+/** One problem of a request, located by a JSON pointer into it. */
+export interface FieldError {
+  pointer: string;
+  message: string;
+}
+
+export type Validator<T> = ((value: unknown) => value is T) & { errors(): FieldError[] };
+
+export interface Validators {
+  bankWebhookRequest: Validator<BankWebhookRequest>;
+}
+
+/** Compiles the validators once, at start-up. */
+export function compileValidators(settings: SchemaSettings): Validators {
+  // The bank webhook's 422 lists every problem of the batch, so that instance collects all errors.
+  const ajv = createAjv({ allErrors: true });
+  for (const schema of configuredSchemas(settings).values()) ajv.addSchema(schema);
+  return {
+    bankWebhookRequest: wrap<BankWebhookRequest>(
+      ajv.getSchema('https://schemas.amil.my/bank-webhook-request.json'),
+    ),
+  };
+}
+
+function createAjv(options: { allErrors: boolean }): Ajv2020 {
+  const ajv = new Ajv2020({ ...options, strict: true, allowUnionTypes: false });
+  addFormats(ajv, ['email', 'date-time', 'date', 'uri']);
+  // JSON numbers are binary floats: ajv's own multipleOf divides them (0.07 / 0.01 = 7.000000000000001).
+  // Money needs the decimal the sender wrote, which Number#toString gives back exactly.
+  ajv.removeKeyword('multipleOf');
+  ajv.addKeyword({
+    keyword: 'multipleOf',
+    type: 'number',
+    schemaType: 'number',
+    errors: false,
+    validate: (divisor: number, value: number) => isDecimalMultiple(value, divisor),
+  });
+  return ajv;
+}
+
+function wrap<T>(validate: ValidateFunction | undefined): Validator<T> {
+  if (!validate) throw new Error('schema not registered');
+  const check = ((value: unknown) => validate(value)) as Validator<T>;
+  check.errors = () => toFieldErrors(validate.errors ?? []);
+  return check;
+}
+
+/** Turns ajv's errors into pointers at the offending value, with messages a partner can act on. */
+export function toFieldErrors(errors: readonly ErrorObject[]): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  // A value that fails its format usually fails its pattern too; the format's message says more.
+  const hasFormatError = new Set(errors.filter((e) => e.keyword === 'format').map((e) => e.instancePath));
+  for (const error of errors) {
+    if (error.keyword === 'pattern' && hasFormatError.has(error.instancePath)) continue;
+    const fieldError = describe(error);
+    const key = `${fieldError.pointer}\u0000${fieldError.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(fieldError);
+  }
+  return out;
+}
+
+function describe(error: ErrorObject): FieldError {
+  const at = error.instancePath;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return { pointer: `${at}/${escapePointer(String(params.missingProperty))}`, message: 'is required' };
+    case 'additionalProperties':
+      return {
+        pointer: `${at}/${escapePointer(String(params.additionalProperty))}`,
+        message: 'is not an allowed property (check its spelling)',
+      };
+    case 'enum':
+      return { pointer: at, message: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}` };
+    case 'multipleOf':
+      return { pointer: at, message: 'must have at most two decimal places' };
+    case 'format':
+      return { pointer: at, message: formatMessage(String(params.format)) };
+    case 'pattern':
+      return { pointer: at, message: `must match the pattern ${String(params.pattern)}` };
+    default:
+      return { pointer: at, message: error.message ?? 'is invalid' };
+  }
+}
+
+function formatMessage(format: string): string {
+  switch (format) {
+    case 'email':
+      return 'must be a valid email address';
+    case 'date-time':
+      return 'must be an ISO 8601 date-time with a timezone offset, e.g. 2026-11-20T09:15:00+08:00';
+    default:
+      return `must be a valid ${format}`;
+  }
+}
+
+function escapePointer(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** True when `value` is an exact multiple of `divisor` in decimal, as written (not as a binary float). */
+export function isDecimalMultiple(value: number, divisor: number): boolean {
+  const v = toDecimal(value);
+  const d = toDecimal(divisor);
+  if (!v || !d || d.digits === 0n) return false;
+  const scale = Math.max(v.scale, d.scale);
+  const scaledValue = v.digits * 10n ** BigInt(scale - v.scale);
+  const scaledDivisor = d.digits * 10n ** BigInt(scale - d.scale);
+  return scaledValue % scaledDivisor === 0n;
+}
+
+/** `n` as digits / 10^scale, from its shortest round-trip decimal form. */
+function toDecimal(n: number): { digits: bigint; scale: number } | undefined {
+  if (!Number.isFinite(n)) return undefined;
+  const match = /^-?(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(n));
+  if (!match) return undefined;
+  const [, int = '', frac = '', exp = '0'] = match;
+  let digits = BigInt(int + frac);
+  let scale = frac.length - Number(exp);
+  if (scale < 0) {
+    digits *= 10n ** BigInt(-scale);
+    scale = 0;
+  }
+  return { digits, scale };
+}

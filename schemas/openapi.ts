@@ -1,0 +1,152 @@
+import { configuredSchemas, type JsonSchema, type SchemaSettings } from './index.ts';
+
+type Json = Record<string, unknown>;
+
+const problemResponse = (description: string): Json => ({
+  description,
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+});
+
+const hostServer = (variable: 'base_url' | 'reports_url' | 'pay_url'): Json[] => [
+  {
+    url: `{${variable}}`,
+    description: `The ${variable} host (one port serves all hosts by default)`,
+    variables: { [variable]: { default: 'http://127.0.0.1:3000' } },
+  },
+];
+
+/** The endpoints, host by host. Each later capability adds its paths here, referencing schemas/ files. */
+function paths(settings: OpenApiSettings): Json {
+  return {
+    '/api/bank/webhook': {
+      servers: hostServer('pay_url'),
+      post: {
+        operationId: 'postBankWebhook',
+        tags: ['Bank webhook'],
+        summary: 'A batch of zakat postings from the partner bank',
+        description: [
+          'The batch is judged as a whole for its form and record by record for its business outcome.',
+          'A 200 is sent only after the whole batch is durably committed; any 4xx or 5xx means nothing of it was stored.',
+          `At most ${settings.maxRecords} records and ${settings.maxBodyBytes} bytes per request (413 beyond).`,
+          'Records apply in order: the same orderno twice in one batch is judged against the first.',
+        ].join(' '),
+        security: [{ partnerPassword: [] }],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/BankWebhookRequest' } } },
+        },
+        responses: {
+          '200': {
+            description: 'Committed. One outcome per record: accepted, duplicate, updated or conflict.',
+            content: {
+              'application/json': { schema: { $ref: '#/components/schemas/BankWebhookResponse' } },
+            },
+          },
+          '400': problemResponse('The body is not valid JSON (or not UTF-8). Nothing stored.'),
+          '401': problemResponse('X-API-Password missing or wrong.'),
+          '413': problemResponse(
+            'Body over the byte limit, or more records than the record limit. Nothing stored.',
+          ),
+          '415': problemResponse('Content-Type is not application/json. Nothing stored.'),
+          '422': problemResponse(
+            'Some record breaks the schema: every problem with its record index, orderno and JSON pointer. Nothing stored.',
+          ),
+          '500': problemResponse('Unexpected failure; nothing of the batch was stored. Safe to retry.'),
+        },
+      },
+    },
+    '/api/openapi.json': {
+      get: {
+        operationId: 'getOpenApi',
+        tags: ['Service'],
+        summary: 'This document',
+        responses: {
+          '200': { description: 'The OpenAPI 3.1 document', content: { 'application/json': {} } },
+        },
+      },
+    },
+    '/health': {
+      get: {
+        operationId: 'getHealth',
+        tags: ['Service'],
+        summary: 'Liveness and database check (every host)',
+        responses: {
+          '200': {
+            description: 'Up',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['status'],
+                  properties: { status: { type: 'string', enum: ['ok'] } },
+                },
+              },
+            },
+          },
+          '503': problemResponse('The database is not reachable, or the process is shutting down.'),
+        },
+      },
+    },
+  };
+}
+
+export interface OpenApiSettings extends SchemaSettings {
+  version: string;
+  maxRecords: number;
+  maxBodyBytes: number;
+}
+
+/** The OpenAPI 3.1 document, built from the schema files with the configured values applied. */
+export function buildOpenApi(settings: OpenApiSettings): Json {
+  const schemas = configuredSchemas(settings);
+  const nameOf = new Map<string, string>();
+  for (const [file, schema] of schemas) {
+    nameOf.set(file, schema.title);
+    nameOf.set(schema.$id, schema.title);
+  }
+  const components: Record<string, unknown> = {};
+  for (const schema of schemas.values()) components[schema.title] = toComponent(schema, nameOf);
+
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: 'amil',
+      version: settings.version,
+      description:
+        'Payment gateway and zakat reconciliation service. Errors are application/problem+json (RFC 9457); see docs/errors.md.',
+    },
+    paths: paths(settings),
+    components: {
+      schemas: components,
+      securitySchemes: {
+        partnerPassword: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-API-Password',
+          description: 'Password issued to the integrating bank partner (amil partner set-password).',
+        },
+      },
+    },
+  };
+}
+
+/** A schema file as an OpenAPI component: no $id/$schema, references rewritten to components. */
+function toComponent(schema: JsonSchema, nameOf: Map<string, string>): unknown {
+  const { $id: _id, $schema: _schema, ...rest } = schema;
+  return rewriteRefs(rest, nameOf);
+}
+
+function rewriteRefs(node: unknown, nameOf: Map<string, string>): unknown {
+  if (Array.isArray(node)) return node.map((n) => rewriteRefs(n, nameOf));
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$ref' && typeof value === 'string' && nameOf.has(value)) {
+      out[key] = `#/components/schemas/${nameOf.get(value)}`;
+    } else {
+      out[key] = rewriteRefs(value, nameOf);
+    }
+  }
+  return out;
+}

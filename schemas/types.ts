@@ -1,0 +1,179 @@
+/* Generated from schemas/*.json by schemas/generate-types.ts. Do not edit. */
+
+/**
+ * accepted: a new orderno, stored. duplicate: identical to the stored record or to an earlier version of it (a stale retry); nothing changed. updated: a stored pending became success or failed (spec 3); history kept. conflict: differs from every stored version and is not an allowed transition; not applied, kept as an anomaly for ops.
+ */
+export interface BankRecordResult {
+  /**
+   * Position of the record in the request.
+   */
+  index: number;
+  orderno: string;
+  outcome: 'accepted' | 'duplicate' | 'updated' | 'conflict';
+  /**
+   * The stored status of the posting after this record was judged.
+   */
+  status: 'success' | 'pending' | 'failed';
+  /**
+   * Present on conflicts: the anomaly ops will resolve.
+   */
+  anomaly_id?: string;
+}
+/**
+ * One zakat posting from the partner bank (spec 2.5). Unknown properties are refused: a misspelt field silently dropped would be data lost.
+ */
+export interface BankTransaction {
+  /**
+   * Bank agency code. BANKLZS and BANKPPZ route to their zakat agencies; BANK marks live test entries. The accepted list is configuration (BANK_AGENCY_ROUTES).
+   */
+  agency: 'BANKLZS' | 'BANKPPZ' | 'BANK';
+  /**
+   * The bank's unique transaction number; the idempotency key of the posting. Printable ASCII without spaces.
+   */
+  orderno: string;
+  /**
+   * Ringgit, at least 0, at most two decimals (10, 10.5 and 10.50 are accepted; 10.505 is not).
+   */
+  amount: number;
+  /**
+   * Customer name.
+   */
+  name: string;
+  email: string;
+  /**
+   * RFC 3339 / ISO 8601 date-time with a mandatory offset (Z or +hh:mm).
+   */
+  time: string;
+  status: 'success' | 'pending' | 'failed';
+  data: BankZakatData;
+}
+/**
+ * Zakat details; every field optional. Omit a field rather than sending an empty string.
+ */
+export interface BankZakatData {
+  email?: string;
+  zakat_name?: string;
+  /**
+   * Malaysian IC (MyKad) number, 12 digits, no dashes.
+   */
+  zakat_ic_no?: string;
+  zakat_state?:
+    | 'johor'
+    | 'kedah'
+    | 'kelantan'
+    | 'melaka'
+    | 'negeri_sembilan'
+    | 'pahang'
+    | 'pulau_pinang'
+    | 'perak'
+    | 'perlis'
+    | 'sabah'
+    | 'sarawak'
+    | 'selangor'
+    | 'terengganu'
+    | 'kuala_lumpur'
+    | 'labuan'
+    | 'putrajaya';
+  zakat_type?:
+    | 'fitrah'
+    | 'zakat_emas'
+    | 'zakat_fitrah'
+    | 'zakat_kwsp'
+    | 'zakat_padi'
+    | 'zakat_pendapatan'
+    | 'zakat_perak'
+    | 'zakat_perniagaan'
+    | 'zakat_pertanian'
+    | 'zakat_qada'
+    | 'zakat_rikaz'
+    | 'zakat_saham'
+    | 'zakat_simpanan'
+    | 'zakat_ternakan';
+  zakat_year?: string;
+  /**
+   * 10 to 12 digits.
+   */
+  zakat_phone?: string;
+  zakat_address?: string;
+  zakat_postcode?: string;
+  zakat_city?: string;
+  /**
+   * Ringgit as a numeric string with optional decimals (at most two): "100", "100.5", "100.50".
+   */
+  zakat_amount?: string;
+  /**
+   * Fitrah rate in ringgit per dependant, a numeric string (at most two decimals).
+   */
+  zakat_rate?: string;
+  /**
+   * Number of dependants paid for, a whole number as a string.
+   */
+  zakat_dependant?: string;
+}
+/**
+ * A batch of zakat postings from the partner bank (spec 2.5). The record limit (WEBHOOK_MAX_RECORDS, default 5,000) is enforced with 413 before this schema is applied.
+ */
+export interface BankWebhookRequest {
+  /**
+   * Optional schema reference; ignored.
+   */
+  $schema?: string;
+  /**
+   * @minItems 1
+   */
+  transactions: [BankTransaction, ...BankTransaction[]];
+}
+/**
+ * Batch status report, sent only after the whole batch is durably committed. The batch is judged as a whole for its form (otherwise 4xx and nothing stored) and record by record for its business outcome.
+ */
+export interface BankWebhookResponse {
+  /**
+   * Id of the archived request body.
+   */
+  batch_id: string;
+  received_at: string;
+  /**
+   * True when any record is a conflict: alert on it; resending the batch will not change the outcome.
+   */
+  has_conflicts: boolean;
+  summary: {
+    records: number;
+    accepted: number;
+    duplicate: number;
+    updated: number;
+    conflict: number;
+  };
+  /**
+   * One outcome per record, in the order of the request.
+   */
+  results: BankRecordResult[];
+}
+/**
+ * RFC 9457 problem details, served as application/problem+json.
+ */
+export interface Problem {
+  /**
+   * A URI naming the problem; stable, documented in docs/errors.md.
+   */
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  request_id?: string;
+  /**
+   * Every problem found, each with a JSON pointer into the request.
+   */
+  errors?: {
+    pointer: string;
+    message: string;
+    /**
+     * Index of the offending record, for batch requests.
+     */
+    index?: number;
+    orderno?: string;
+  }[];
+  /**
+   * True when the errors list was cut at its limit.
+   */
+  errors_truncated?: boolean;
+}
