@@ -18,6 +18,7 @@ export const ERROR_CATALOGUE = {
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   'validation-failed': { status: 422, title: 'Validation failed' },
   internal: { status: 500, title: 'Internal server error' },
+  'not-implemented': { status: 501, title: 'Method not implemented' },
   unavailable: { status: 503, title: 'Service unavailable' },
 } as const;
 

@@ -52,6 +52,6 @@ export function createHttpApp(deps: Deps, options: HttpAppOptions): Koa {
   app.use(requestContext(deps.logger));
   app.use(problemMiddleware(deps.logger));
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  app.use(router.allowedMethods());
   return app;
 }

@@ -15,6 +15,7 @@ const STATUS_CODES: Record<number, ErrorCode> = {
   413: 'payload-too-large',
   415: 'unsupported-media-type',
   422: 'validation-failed',
+  501: 'not-implemented',
   503: 'unavailable',
 };
 
@@ -23,7 +24,8 @@ export function problemMiddleware(logger: Logger) {
   return async (ctx: Context, next: Next): Promise<void> => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw new DomainError('not-found');
+      // A status without a body (no route matched, or the router's 405/501 with its Allow header).
+      if (ctx.body == null && ctx.status >= 400) throw toDomainError({ status: ctx.status });
     } catch (err) {
       const error = toDomainError(err);
       if (error.code === 'internal') {

@@ -1,0 +1,124 @@
+/** Shared test scaffolding: real SQLite files in temp dirs, the real app on 127.0.0.1. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import type { TestContext } from 'node:test';
+import { createDeps, seedDemoData } from '../core/bootstrap.ts';
+import { createLogger } from '../core/logger.ts';
+import type { Deps } from '../core/deps.ts';
+import { listen } from '../core/http/serve.ts';
+import { createWebApp } from '../ingest/web-app.ts';
+import type { BankTransaction } from '../schemas/index.ts';
+
+export const DEMO_PASSWORD = 'demo-bank-password';
+export const REPO_ROOT = path.resolve(import.meta.dirname, '..');
+
+/** A temp directory removed when the test ends. */
+export function tempDir(t: TestContext, prefix = 'amil-test-'): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export interface TestApp {
+  url: string;
+  deps: Deps;
+  dataDir: string;
+  /** Every log line the app wrote, as text. */
+  logs(): string;
+  postBatch(body: unknown, headers?: Record<string, string>): Promise<Response>;
+}
+
+/** The real web app (all hosts on one port) over a fresh SQLite file, seeded with the demo data. */
+export async function startApp(t: TestContext, env: Record<string, string> = {}): Promise<TestApp> {
+  const dataDir = tempDir(t);
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  const deps = createDeps(
+    { DATA_DIR: dataDir, SEED_DEMO: 'true', ...env },
+    { logger: createLogger(env.LOG_LEVEL ?? 'info', sink) },
+  );
+  await seedDemoData(deps.store, new Date());
+  const listening = await listen([
+    { name: 'all', app: createWebApp(deps, ['base', 'reports', 'pay']), host: '127.0.0.1', port: 0 },
+  ]);
+  t.after(async () => {
+    await listening.close(1000);
+    deps.store.close();
+  });
+  const url = listening.servers[0]?.url ?? '';
+  return {
+    url,
+    deps,
+    dataDir,
+    logs: () => lines.join(''),
+    postBatch: (body, headers = {}) =>
+      fetch(`${url}/api/bank/webhook`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-password': DEMO_PASSWORD, ...headers },
+        body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
+      }),
+  };
+}
+
+let sequence = 0;
+
+/** A valid bank record; each call gets a new orderno unless one is given. */
+export function bankRecord(overrides: Partial<BankTransaction> = {}): BankTransaction {
+  sequence += 1;
+  return {
+    agency: 'BANKLZS',
+    orderno: `T${process.pid}-${sequence}`,
+    amount: 150.5,
+    name: 'Nur Aisyah binti Ahmad',
+    email: 'aisyah@example.my',
+    time: '2026-11-20T09:15:23+08:00',
+    status: 'success',
+    data: {
+      email: 'aisyah@example.my',
+      zakat_name: 'Nur Aisyah binti Ahmad',
+      zakat_ic_no: '850312105432',
+      zakat_state: 'selangor',
+      zakat_type: 'zakat_pendapatan',
+      zakat_year: '2026',
+      zakat_phone: '0123456789',
+      zakat_address: 'No 1, Jalan Damai',
+      zakat_postcode: '40100',
+      zakat_city: 'Shah Alam',
+      zakat_amount: '150.50',
+    },
+    ...overrides,
+  };
+}
+
+/** A fitrah record whose amount is rate x dependants. */
+export function fitrahRecord(overrides: Partial<BankTransaction> = {}): BankTransaction {
+  const base = bankRecord({ amount: 28 });
+  return {
+    ...base,
+    data: { ...base.data, zakat_type: 'zakat_fitrah', zakat_rate: '7.00', zakat_dependant: '4', zakat_amount: '28.00' },
+    ...overrides,
+  };
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  errors?: { pointer: string; message: string; index?: number; orderno?: string }[];
+  errors_truncated?: boolean;
+}
+
+export async function problemOf(response: Response): Promise<ProblemBody> {
+  if (!response.headers.get('content-type')?.startsWith('application/problem+json')) {
+    throw new Error(`expected application/problem+json, got ${response.headers.get('content-type')}`);
+  }
+  return (await response.json()) as ProblemBody;
+}
