@@ -1,0 +1,60 @@
+/** Runs the real entry points (bin/) as child processes, the way ops and CI do. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { REPO_ROOT } from '../helpers.ts';
+
+export interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function baseEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env };
+}
+
+/** Runs `amil <args>` to completion. */
+export function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<Finished> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bin/amil.ts'), ...args], {
+      cwd: REPO_ROOT,
+      env: baseEnv(env),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+export interface RunningServer {
+  child: ChildProcess;
+  url: string;
+  output(): string;
+  exited: Promise<Finished>;
+}
+
+/** Starts `bin/server.ts`, resolving once it logs its URL (or rejecting if it exits first). */
+export function startServer(env: Record<string, string>): Promise<RunningServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bin/server.ts')], {
+    cwd: REPO_ROOT,
+    env: baseEnv({ PORT: '0', LOG_LEVEL: 'info', ...env }),
+  });
+  let stdout = '';
+  let stderr = '';
+  const exited = new Promise<Finished>((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout, stderr })),
+  );
+  return new Promise((resolve, reject) => {
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout?.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
+      if (match?.[1]) resolve({ child, url: match[1], output: () => stdout + stderr, exited });
+    });
+    void exited.then((f) => reject(new Error(`server exited with ${f.code}: ${f.stderr}`)));
+  });
+}

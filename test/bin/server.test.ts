@@ -1,0 +1,86 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { DEMO_PASSWORD, bankRecord, tempDir } from '../helpers.ts';
+import { startServer } from './processes.ts';
+
+test('npm start serves every host on one port, with the demo password seeded', async (t) => {
+  const server = await startServer({ DATA_DIR: tempDir(t) });
+  t.after(() => server.child.kill('SIGKILL'));
+  const health = await fetch(`${server.url}/health`);
+  assert.deepEqual(await health.json(), { status: 'ok' });
+  const openapi = (await (await fetch(`${server.url}/api/openapi.json`)).json()) as { openapi: string };
+  assert.equal(openapi.openapi, '3.1.0');
+  const posted = await fetch(`${server.url}/api/bank/webhook`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-password': DEMO_PASSWORD },
+    body: JSON.stringify({ transactions: [bankRecord()] }),
+  });
+  assert.equal(posted.status, 200);
+  server.child.kill('SIGTERM');
+  assert.equal((await server.exited).code, 0);
+});
+
+test('SIGTERM lets an in-flight batch finish and commit, then exits 0', async (t) => {
+  const server = await startServer({ DATA_DIR: tempDir(t) });
+  t.after(() => server.child.kill('SIGKILL'));
+  const body = JSON.stringify({ transactions: [bankRecord()] });
+  const half = Math.floor(body.length / 2);
+
+  const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = request(`${server.url}/api/bank/webhook`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'x-api-password': DEMO_PASSWORD,
+      },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.write(body.slice(0, half));
+    // The request is in flight (headers and half the body sent) when the signal arrives.
+    setTimeout(() => {
+      server.child.kill('SIGTERM');
+      setTimeout(() => req.end(body.slice(half)), 300);
+    }, 300);
+  });
+  const { status, text } = await response;
+  assert.equal(status, 200, text);
+  assert.equal((JSON.parse(text) as { summary: { accepted: number } }).summary.accepted, 1);
+  const finished = await server.exited;
+  assert.equal(finished.code, 0);
+  assert.match(finished.stderr, /SIGTERM received/);
+});
+
+test('a bad configuration lists every problem and exits 1', async (t) => {
+  const dataDir = tempDir(t);
+  await assert.rejects(
+    startServer({ DATA_DIR: dataDir, PORT: 'eighty', LOG_LEVEL: 'loud', WEBHOOK_MAX_RECORDS: '0' }),
+    (err: Error) => {
+      assert.match(err.message, /exited with 1/);
+      assert.match(err.message, /PORT must be an integer/);
+      assert.match(err.message, /LOG_LEVEL must be one of/);
+      assert.match(err.message, /WEBHOOK_MAX_RECORDS must be an integer from 1/);
+      return true;
+    },
+  );
+});
+
+test('production refuses demo data, and refuses to start while the demo password is valid', async (t) => {
+  const dataDir = tempDir(t);
+  await assert.rejects(startServer({ DATA_DIR: dataDir, NODE_ENV: 'production', SEED_DEMO: 'true' }), /SEED_DEMO must not be true/);
+
+  // A store once run in embedded mode still holds the demo password.
+  const dev = await startServer({ DATA_DIR: dataDir });
+  dev.child.kill('SIGTERM');
+  await dev.exited;
+  await assert.rejects(
+    startServer({ DATA_DIR: dataDir, NODE_ENV: 'production' }),
+    /still accepts the demo password.*revoke-password demo-bank --label demo/s,
+  );
+});

@@ -1,0 +1,49 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../core/logger.ts';
+import { bankRecord, DEMO_PASSWORD, startApp } from '../helpers.ts';
+
+test('the logger redacts passwords, keys, signatures, IC and phone numbers', () => {
+  const lines: string[] = [];
+  const logger = createLogger(
+    'info',
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    }),
+  );
+  logger.info(
+    {
+      req: { headers: { 'x-api-password': 'p4ss-secret', authorization: 'Bearer tok-secret' } },
+      password: 'pw-secret',
+      signature: 'sig-secret',
+      apiKey: 'key-secret',
+      record: { zakat_ic_no: '850312105432', zakat_phone: '0123456789', name: 'kept' },
+    },
+    'something',
+  );
+  const out = lines.join('');
+  for (const secret of ['p4ss-secret', 'tok-secret', 'pw-secret', 'sig-secret', 'key-secret', '850312105432', '0123456789']) {
+    assert.ok(!out.includes(secret), `${secret} leaked: ${out}`);
+  }
+  assert.match(out, /kept/);
+  assert.match(out, /\[redacted\]/);
+});
+
+test('a request logs one line with its request id, and never the password or the body', async (t) => {
+  const app = await startApp(t);
+  const record = bankRecord();
+  const response = await app.postBatch({ transactions: [record] }, { 'x-request-id': 'trace-me-1' });
+  assert.equal(response.status, 200);
+  const logs = app.logs();
+  const line = logs.split('\n').find((l) => l.includes('trace-me-1'));
+  assert.ok(line, 'the request line carries the request id');
+  const entry = JSON.parse(line) as { method: string; path: string; status: number };
+  assert.deepEqual([entry.method, entry.path, entry.status], ['POST', '/api/bank/webhook', 200]);
+  for (const secret of [DEMO_PASSWORD, record.data.zakat_ic_no ?? 'x', record.data.zakat_phone ?? 'x', record.orderno]) {
+    assert.ok(!logs.includes(secret), `${secret} appears in the logs`);
+  }
+});

@@ -1,0 +1,65 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { bankRecord, problemOf, startApp } from '../helpers.ts';
+import type { BankWebhookResponse } from '../../schemas/index.ts';
+
+test('a failure forced inside the transaction stores nothing of the batch, not even its archive', async (t) => {
+  const app = await startApp(t);
+  // A second connection to the same file, as another process would have: make the third insert fail.
+  const db = new Database(app.deps.store.file);
+  db.exec(`CREATE TRIGGER fail_on_boom BEFORE INSERT ON bank_postings WHEN NEW.orderno = 'BOOM'
+           BEGIN SELECT RAISE(ABORT, 'forced failure'); END`);
+  t.after(() => db.close());
+
+  const response = await app.postBatch({
+    transactions: [bankRecord(), bankRecord(), bankRecord({ orderno: 'BOOM' }), bankRecord()],
+  });
+  assert.equal(response.status, 500);
+  const problem = await problemOf(response);
+  assert.equal(problem.type, 'https://docs.amil.my/problems/internal');
+  assert.doesNotMatch(JSON.stringify(problem), /forced failure|SQLITE|bank_postings/, 'no internals leak');
+  assert.deepEqual(await app.deps.store.bankPostings.counts(), {
+    postings: 0,
+    versions: 0,
+    batches: 0,
+    anomalies: 0,
+  });
+  assert.match(app.logs(), /forced failure/, 'the cause is logged for ops');
+
+  db.exec('DROP TRIGGER fail_on_boom');
+  const retry = await app.postBatch({ transactions: [bankRecord()] });
+  assert.equal(retry.status, 200, 'the store is usable after the rollback');
+});
+
+test('every body answered 2xx is archived verbatim with its SHA-256, time received and outcome', async (t) => {
+  const app = await startApp(t);
+  // Odd spacing and key order: the archive must keep the bytes, not a re-serialisation.
+  const text = `{ "transactions" : [ ${JSON.stringify(bankRecord(), null, 3)} ] }\n`;
+  const response = await app.postBatch(text);
+  assert.equal(response.status, 200);
+  const body = (await response.json()) as BankWebhookResponse;
+  const refused = await app.postBatch('{"transactions": []}');
+  assert.equal(refused.status, 422);
+
+  const db = new Database(app.deps.store.file, { readonly: true });
+  t.after(() => db.close());
+  const rows = db.prepare('SELECT * FROM webhook_batches').all() as {
+    id: string;
+    body: Buffer;
+    sha256: string;
+    received_at: string;
+    business_date: string;
+    response: string;
+    accepted: number;
+  }[];
+  assert.equal(rows.length, 1, 'the refused body is not archived');
+  const [row] = rows;
+  assert.equal(row?.id, body.batch_id);
+  assert.equal(row?.body.toString('utf8'), text);
+  assert.equal(row?.sha256, createHash('sha256').update(text).digest('hex'));
+  assert.equal(row?.received_at, body.received_at);
+  assert.equal(row?.accepted, 1);
+  assert.deepEqual(JSON.parse(row?.response ?? '{}'), body);
+});
