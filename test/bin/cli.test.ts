@@ -1,0 +1,81 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { bankRecord, startApp, tempDir } from '../helpers.ts';
+import { runCli } from './processes.ts';
+
+test('amil partner set-password generates a password, shown once, that the webhook accepts', async (t) => {
+  const app = await startApp(t);
+  const env = { DATA_DIR: app.dataDir };
+  const added = await runCli(['partner', 'set-password', 'maybank', '--label', 'first'], env);
+  assert.equal(added.code, 0, added.stderr);
+  const password = /X-API-Password: (\S+)/.exec(added.stdout)?.[1] ?? '';
+  assert.match(password, /^[\w-]{43}$/);
+  assert.match(added.stdout, /shown once/);
+
+  const response = await app.postBatch({ transactions: [bankRecord()] }, { 'x-api-password': password });
+  assert.equal(response.status, 200);
+
+  const listed = await runCli(['partner', 'list'], env);
+  assert.equal(listed.code, 0);
+  assert.match(listed.stdout, /maybank/);
+  assert.match(listed.stdout, /first\s+created .* ACTIVE/);
+  assert.ok(!listed.stdout.includes(password), 'list never shows a password');
+  assert.ok(!listed.stdout.includes('scrypt$'), 'nor its hash');
+});
+
+test('amil partner set-password --password-stdin --revoke-others rotates to a chosen password', async (t) => {
+  const dataDir = tempDir(t);
+  const env = { DATA_DIR: dataDir, SEED_DEMO: 'false' };
+  assert.equal((await runCli(['partner', 'set-password', 'bank-a', '--label', 'old'], env)).code, 0);
+  const rotated = await runCli(
+    ['partner', 'set-password', 'bank-a', '--label', 'new', '--password-stdin', '--revoke-others'],
+    env,
+    'chosen-password-from-the-bank\n',
+  );
+  assert.equal(rotated.code, 0, rotated.stderr);
+  assert.ok(!rotated.stdout.includes('chosen-password-from-the-bank'), 'a chosen password is not echoed');
+  const listed = await runCli(['partner', 'list', '--json'], env);
+  const [partner] = JSON.parse(listed.stdout) as { id: string; passwords: { label: string; revokedAt: string | null }[] }[];
+  assert.equal(partner?.id, 'bank-a');
+  assert.deepEqual(
+    partner?.passwords.map((p) => [p.label, p.revokedAt === null]),
+    [
+      ['old', false],
+      ['new', true],
+    ],
+  );
+
+  const short = await runCli(['partner', 'set-password', 'bank-a', '--password-stdin'], env, 'short');
+  assert.equal(short.code, 1);
+  assert.match(short.stderr, /at least 16 characters/);
+  const badId = await runCli(['partner', 'set-password', 'Bank A'], env);
+  assert.notEqual(badId.code, 0);
+});
+
+test('amil anomalies list shows conflicts with both versions, and resolve closes them', async (t) => {
+  const app = await startApp(t);
+  const paid = bankRecord();
+  await app.postBatch({ transactions: [paid] });
+  const conflict = (await (await app.postBatch({ transactions: [{ ...paid, status: 'failed' }] })).json()) as {
+    results: { anomaly_id: string }[];
+  };
+  const id = conflict.results[0]?.anomaly_id ?? '';
+  const env = { DATA_DIR: app.dataDir };
+
+  const listed = await runCli(['anomalies', 'list'], env);
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(listed.stdout, new RegExp(`${id}\\s+open\\s+${paid.orderno}`));
+  assert.match(listed.stdout, /"status":"success"/);
+  assert.match(listed.stdout, /"status":"failed"/);
+
+  const json = JSON.parse((await runCli(['anomalies', 'list', '--json'], env)).stdout) as {
+    incomingRecord: { status: string };
+  }[];
+  assert.equal(json[0]?.incomingRecord.status, 'failed');
+
+  const resolved = await runCli(['anomalies', 'resolve', id, '--note', 'bank confirmed success'], env);
+  assert.equal(resolved.code, 0);
+  assert.match((await runCli(['anomalies', 'list'], env)).stdout, /No open anomalies/);
+  assert.match((await runCli(['anomalies', 'list', '--status', 'resolved'], env)).stdout, /bank confirmed success/);
+  assert.equal((await runCli(['anomalies', 'resolve', id, '--note', 'again'], env)).code, 1);
+});
