@@ -102,7 +102,13 @@ export function fitrahRecord(overrides: Partial<BankTransaction> = {}): BankTran
   const base = bankRecord({ amount: 28 });
   return {
     ...base,
-    data: { ...base.data, zakat_type: 'zakat_fitrah', zakat_rate: '7.00', zakat_dependant: '4', zakat_amount: '28.00' },
+    data: {
+      ...base.data,
+      zakat_type: 'zakat_fitrah',
+      zakat_rate: '7.00',
+      zakat_dependant: '4',
+      zakat_amount: '28.00',
+    },
     ...overrides,
   };
 }

@@ -36,6 +36,25 @@ export interface IngestBatchInput {
   records: readonly PreparedRecord[];
 }
 
+/** A stored posting as read back, with its version history. */
+export interface StoredPosting {
+  id: number;
+  orderno: string;
+  bankAgency: string;
+  route: 'agency' | 'test';
+  agencyCode: string | null;
+  status: PostingStatus;
+  amountSen: number;
+  name: string;
+  email: string;
+  timeRaw: string;
+  timeUtc: string;
+  businessDate: string;
+  data: string;
+  version: number;
+  versions: { version: number; status: PostingStatus; batchId: string; receivedAt: string }[];
+}
+
 interface CurrentPosting {
   id: number;
   status: PostingStatus;
@@ -183,9 +202,9 @@ export function bankPostingsRepository(db: Db) {
     },
 
     /** The stored posting with every version, or undefined. */
-    async get(partnerId: string, orderno: string) {
+    async get(partnerId: string, orderno: string): Promise<StoredPosting | undefined> {
       const posting = db
-        .prepare<[string, string], Record<string, unknown> & { id: number }>(
+        .prepare<[string, string], Omit<StoredPosting, 'versions'>>(
           `SELECT id, orderno, bank_agency AS bankAgency, route, agency_code AS agencyCode, status,
              amount_sen AS amountSen, name, email, time_raw AS timeRaw, time_utc AS timeUtc,
              business_date AS businessDate, data, version
@@ -194,7 +213,7 @@ export function bankPostingsRepository(db: Db) {
         .get(partnerId, orderno);
       if (!posting) return undefined;
       const versions = db
-        .prepare<[number], { version: number; status: string; batchId: string; receivedAt: string }>(
+        .prepare<[number], StoredPosting['versions'][number]>(
           `SELECT version, status, batch_id AS batchId, received_at AS receivedAt
            FROM bank_posting_versions WHERE posting_id = ? ORDER BY version`,
         )

@@ -4,7 +4,7 @@ import { bankPostingsRepository } from './bank-postings.ts';
 import { anomaliesRepository } from './anomalies.ts';
 import { agenciesRepository } from './agencies.ts';
 
-export type { PreparedRecord, IngestBatchInput, PostingStatus } from './bank-postings.ts';
+export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
 export { identityOf } from './bank-postings.ts';
 export type { AnomalyRow } from './anomalies.ts';
 export type { PartnerSummary, PartnerPasswordRow } from './partners.ts';

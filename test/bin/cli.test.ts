@@ -35,7 +35,10 @@ test('amil partner set-password --password-stdin --revoke-others rotates to a ch
   assert.equal(rotated.code, 0, rotated.stderr);
   assert.ok(!rotated.stdout.includes('chosen-password-from-the-bank'), 'a chosen password is not echoed');
   const listed = await runCli(['partner', 'list', '--json'], env);
-  const [partner] = JSON.parse(listed.stdout) as { id: string; passwords: { label: string; revokedAt: string | null }[] }[];
+  const [partner] = JSON.parse(listed.stdout) as {
+    id: string;
+    passwords: { label: string; revokedAt: string | null }[];
+  }[];
   assert.equal(partner?.id, 'bank-a');
   assert.deepEqual(
     partner?.passwords.map((p) => [p.label, p.revokedAt === null]),
@@ -56,7 +59,9 @@ test('amil anomalies list shows conflicts with both versions, and resolve closes
   const app = await startApp(t);
   const paid = bankRecord();
   await app.postBatch({ transactions: [paid] });
-  const conflict = (await (await app.postBatch({ transactions: [{ ...paid, status: 'failed' }] })).json()) as {
+  const conflict = (await (
+    await app.postBatch({ transactions: [{ ...paid, status: 'failed' }] })
+  ).json()) as {
     results: { anomaly_id: string }[];
   };
   const id = conflict.results[0]?.anomaly_id ?? '';
@@ -76,6 +81,9 @@ test('amil anomalies list shows conflicts with both versions, and resolve closes
   const resolved = await runCli(['anomalies', 'resolve', id, '--note', 'bank confirmed success'], env);
   assert.equal(resolved.code, 0);
   assert.match((await runCli(['anomalies', 'list'], env)).stdout, /No open anomalies/);
-  assert.match((await runCli(['anomalies', 'list', '--status', 'resolved'], env)).stdout, /bank confirmed success/);
+  assert.match(
+    (await runCli(['anomalies', 'list', '--status', 'resolved'], env)).stdout,
+    /bank confirmed success/,
+  );
   assert.equal((await runCli(['anomalies', 'resolve', id, '--note', 'again'], env)).code, 1);
 });

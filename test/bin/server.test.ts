@@ -73,7 +73,10 @@ test('a bad configuration lists every problem and exits 1', async (t) => {
 
 test('production refuses demo data, and refuses to start while the demo password is valid', async (t) => {
   const dataDir = tempDir(t);
-  await assert.rejects(startServer({ DATA_DIR: dataDir, NODE_ENV: 'production', SEED_DEMO: 'true' }), /SEED_DEMO must not be true/);
+  await assert.rejects(
+    startServer({ DATA_DIR: dataDir, NODE_ENV: 'production', SEED_DEMO: 'true' }),
+    /SEED_DEMO must not be true/,
+  );
 
   // A store once run in embedded mode still holds the demo password.
   const dev = await startServer({ DATA_DIR: dataDir });

@@ -26,7 +26,15 @@ test('the logger redacts passwords, keys, signatures, IC and phone numbers', () 
     'something',
   );
   const out = lines.join('');
-  for (const secret of ['p4ss-secret', 'tok-secret', 'pw-secret', 'sig-secret', 'key-secret', '850312105432', '0123456789']) {
+  for (const secret of [
+    'p4ss-secret',
+    'tok-secret',
+    'pw-secret',
+    'sig-secret',
+    'key-secret',
+    '850312105432',
+    '0123456789',
+  ]) {
     assert.ok(!out.includes(secret), `${secret} leaked: ${out}`);
   }
   assert.match(out, /kept/);
@@ -43,7 +51,12 @@ test('a request logs one line with its request id, and never the password or the
   assert.ok(line, 'the request line carries the request id');
   const entry = JSON.parse(line) as { method: string; path: string; status: number };
   assert.deepEqual([entry.method, entry.path, entry.status], ['POST', '/api/bank/webhook', 200]);
-  for (const secret of [DEMO_PASSWORD, record.data.zakat_ic_no ?? 'x', record.data.zakat_phone ?? 'x', record.orderno]) {
+  for (const secret of [
+    DEMO_PASSWORD,
+    record.data.zakat_ic_no ?? 'x',
+    record.data.zakat_phone ?? 'x',
+    record.orderno,
+  ]) {
     assert.ok(!logs.includes(secret), `${secret} appears in the logs`);
   }
 });

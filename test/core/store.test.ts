@@ -24,7 +24,14 @@ test('migrations apply once, however many times or processes open the file', (t)
   assert.ok(names.includes('001_foundation.sql'));
   assert.equal(new Set(names).size, names.length);
   const tables = first.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
-  for (const table of ['partners', 'partner_passwords', 'agencies', 'webhook_batches', 'bank_postings', 'anomalies']) {
+  for (const table of [
+    'partners',
+    'partner_passwords',
+    'agencies',
+    'webhook_batches',
+    'bank_postings',
+    'anomalies',
+  ]) {
     assert.ok(tables.includes(table), table);
   }
 });

@@ -19,7 +19,13 @@ test('bank webhook status codes', async (t) => {
   });
 
   await t.test('401 with a wrong password, an empty one, or one differing only in case', async () => {
-    for (const password of ['wrong-password', '', DEMO_PASSWORD.toUpperCase(), `${DEMO_PASSWORD}x`, 'x'.repeat(5000)]) {
+    for (const password of [
+      'wrong-password',
+      '',
+      DEMO_PASSWORD.toUpperCase(),
+      `${DEMO_PASSWORD}x`,
+      'x'.repeat(5000),
+    ]) {
       const response = await app.postBatch({ transactions: [bankRecord()] }, { 'x-api-password': password });
       assert.equal(response.status, 401, JSON.stringify(password.slice(0, 30)));
     }
@@ -41,9 +47,12 @@ test('bank webhook status codes', async (t) => {
   });
 
   await t.test('accepts application/json with a charset parameter', async () => {
-    const response = await app.postBatch({ transactions: [bankRecord()] }, {
-      'content-type': 'application/json; charset=utf-8',
-    });
+    const response = await app.postBatch(
+      { transactions: [bankRecord()] },
+      {
+        'content-type': 'application/json; charset=utf-8',
+      },
+    );
     assert.equal(response.status, 200);
   });
 

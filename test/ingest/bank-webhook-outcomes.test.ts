@@ -21,7 +21,10 @@ test('the same batch posted twice: 200 twice, one stored copy, the second all du
 
   const second = await post(app, batch);
   assert.deepEqual(outcomes(second), ['duplicate', 'duplicate', 'duplicate']);
-  assert.deepEqual(second.results.map((r) => r.status), ['success', 'success', 'success']);
+  assert.deepEqual(
+    second.results.map((r) => r.status),
+    ['success', 'success', 'success'],
+  );
   const counts = await app.deps.store.bankPostings.counts();
   assert.equal(counts.postings, 3);
   assert.equal(counts.versions, 3);
@@ -42,12 +45,24 @@ test('a pending that becomes success is updated, with its history kept', async (
   await post(app, [pending]);
   const success = { ...pending, status: 'success' as const, time: '2026-11-20T09:20:00+08:00' };
   const body = await post(app, [success]);
-  assert.deepEqual(body.results[0], { index: 0, orderno: pending.orderno, outcome: 'updated', status: 'success' });
+  assert.deepEqual(body.results[0], {
+    index: 0,
+    orderno: pending.orderno,
+    outcome: 'updated',
+    status: 'success',
+  });
 
   const stored = await app.deps.store.bankPostings.get('demo-bank', pending.orderno);
   assert.equal(stored?.status, 'success');
-  assert.deepEqual(stored?.versions.map((v) => v.status), ['pending', 'success']);
-  assert.equal(stored?.businessDate, '2026-11-20', 'the posting keeps the business day it was first posted on');
+  assert.deepEqual(
+    stored?.versions.map((v) => v.status),
+    ['pending', 'success'],
+  );
+  assert.equal(
+    stored?.businessDate,
+    '2026-11-20',
+    'the posting keeps the business day it was first posted on',
+  );
 });
 
 test('a pending that becomes failed is updated', async (t) => {
@@ -63,7 +78,12 @@ test('a stale retry (the pending version after the update) is a duplicate and ch
   await post(app, [pending]);
   await post(app, [{ ...pending, status: 'success' }]);
   const retry = await post(app, [pending]);
-  assert.deepEqual(retry.results[0], { index: 0, orderno: pending.orderno, outcome: 'duplicate', status: 'success' });
+  assert.deepEqual(retry.results[0], {
+    index: 0,
+    orderno: pending.orderno,
+    outcome: 'duplicate',
+    status: 'success',
+  });
   assert.equal((await app.deps.store.bankPostings.get('demo-bank', pending.orderno))?.status, 'success');
 });
 
@@ -121,9 +141,17 @@ test('a pending resent with other changes, or a settled record with changed deta
 test('records of one batch apply in order: the same orderno twice is judged against the first', async (t) => {
   const app = await startApp(t);
   const pending = bankRecord({ status: 'pending' });
-  const body = await post(app, [pending, pending, { ...pending, status: 'success' }, { ...pending, status: 'failed' }]);
+  const body = await post(app, [
+    pending,
+    pending,
+    { ...pending, status: 'success' },
+    { ...pending, status: 'failed' },
+  ]);
   assert.deepEqual(outcomes(body), ['accepted', 'duplicate', 'updated', 'conflict']);
-  assert.deepEqual(body.results.map((r) => r.index), [0, 1, 2, 3]);
+  assert.deepEqual(
+    body.results.map((r) => r.index),
+    [0, 1, 2, 3],
+  );
 });
 
 test('20 concurrent requests with overlapping ordernos store each orderno once, and each response is truthful', async (t) => {
@@ -138,12 +166,16 @@ test('20 concurrent requests with overlapping ordernos store each orderno once, 
   for (const body of bodies) {
     for (const result of body.results) {
       assert.ok(['accepted', 'duplicate'].includes(result.outcome));
-      if (result.outcome === 'accepted') acceptedBy.set(result.orderno, (acceptedBy.get(result.orderno) ?? 0) + 1);
+      if (result.outcome === 'accepted')
+        acceptedBy.set(result.orderno, (acceptedBy.get(result.orderno) ?? 0) + 1);
     }
   }
   const used = new Set(batches.flat().map((r) => r?.orderno));
   assert.equal(acceptedBy.size, used.size, 'every orderno was accepted by some response');
-  assert.ok([...acceptedBy.values()].every((n) => n === 1), 'and by exactly one');
+  assert.ok(
+    [...acceptedBy.values()].every((n) => n === 1),
+    'and by exactly one',
+  );
   assert.equal((await app.deps.store.bankPostings.counts()).postings, used.size);
 });
 
@@ -175,7 +207,9 @@ test('routing is configuration: BANKLZS and BANKPPZ reach their agencies, BANK i
     bankRecord({ agency: 'BANKMAIS' as never }),
   ];
   await post(app, records);
-  const stored = await Promise.all(records.map((r) => app.deps.store.bankPostings.get('demo-bank', r.orderno)));
+  const stored = await Promise.all(
+    records.map((r) => app.deps.store.bankPostings.get('demo-bank', r.orderno)),
+  );
   assert.deepEqual(
     stored.map((s) => [s?.route, s?.agencyCode]),
     [

@@ -14,7 +14,7 @@ const INVALID: { rule: string; mutate: Mutate; pointer: string; message?: RegExp
   { rule: 'email is required', mutate: (r) => delete r.email, pointer: '/email' },
   { rule: 'time is required', mutate: (r) => delete r.time, pointer: '/time' },
   { rule: 'status is required', mutate: (r) => delete r.status, pointer: '/status' },
-  { rule: 'data is required', mutate: (r) => delete r.data, pointer: '/data' },
+  { rule: 'data is required', mutate: (r) => delete (r as Record<string, unknown>).data, pointer: '/data' },
   { rule: 'agency outside the configured codes', mutate: (r) => (r.agency = 'BANKXYZ'), pointer: '/agency' },
   { rule: 'agency is case-sensitive', mutate: (r) => (r.agency = 'banklzs'), pointer: '/agency' },
   { rule: 'status outside the enum', mutate: (r) => (r.status = 'SUCCESS'), pointer: '/status' },
@@ -28,7 +28,12 @@ const INVALID: { rule: string; mutate: Mutate; pointer: string; message?: RegExp
   },
   { rule: 'amount as a string', mutate: (r) => (r.amount = '10.00'), pointer: '/amount' },
   { rule: 'amount above the ceiling', mutate: (r) => (r.amount = 100000000.01), pointer: '/amount' },
-  { rule: 'email without a domain', mutate: (r) => (r.email = 'aisyah@'), pointer: '/email', message: /email/ },
+  {
+    rule: 'email without a domain',
+    mutate: (r) => (r.email = 'aisyah@'),
+    pointer: '/email',
+    message: /email/,
+  },
   { rule: 'email too long', mutate: (r) => (r.email = `${'a'.repeat(250)}@x.my`), pointer: '/email' },
   {
     rule: 'time without an offset',
@@ -37,36 +42,125 @@ const INVALID: { rule: string; mutate: Mutate; pointer: string; message?: RegExp
     message: /offset/,
   },
   { rule: 'time as a date only', mutate: (r) => (r.time = '2026-11-20'), pointer: '/time' },
-  { rule: 'time with an impossible date', mutate: (r) => (r.time = '2026-02-30T09:00:00+08:00'), pointer: '/time' },
-  { rule: 'time with a space separator', mutate: (r) => (r.time = '2026-11-20 09:15:23+08:00'), pointer: '/time' },
-  { rule: 'time with an offset lacking a colon', mutate: (r) => (r.time = '2026-11-20T09:15:23+0800'), pointer: '/time' },
+  {
+    rule: 'time with an impossible date',
+    mutate: (r) => (r.time = '2026-02-30T09:00:00+08:00'),
+    pointer: '/time',
+  },
+  {
+    rule: 'time with a space separator',
+    mutate: (r) => (r.time = '2026-11-20 09:15:23+08:00'),
+    pointer: '/time',
+  },
+  {
+    rule: 'time with an offset lacking a colon',
+    mutate: (r) => (r.time = '2026-11-20T09:15:23+0800'),
+    pointer: '/time',
+  },
   { rule: 'orderno empty', mutate: (r) => (r.orderno = ''), pointer: '/orderno' },
   { rule: 'orderno with a space', mutate: (r) => (r.orderno = 'MBB 1'), pointer: '/orderno' },
   { rule: 'orderno too long', mutate: (r) => (r.orderno = 'X'.repeat(65)), pointer: '/orderno' },
   { rule: 'name empty', mutate: (r) => (r.name = ''), pointer: '/name' },
   { rule: 'name too long', mutate: (r) => (r.name = 'N'.repeat(201)), pointer: '/name' },
-  { rule: 'unknown property on a record', mutate: (r) => (r.amout = 1), pointer: '/amout', message: /not an allowed/ },
-  { rule: 'data not an object', mutate: (r) => (r.data = 'x'), pointer: '/data' },
+  {
+    rule: 'unknown property on a record',
+    mutate: (r) => (r.amout = 1),
+    pointer: '/amout',
+    message: /not an allowed/,
+  },
+  {
+    rule: 'data not an object',
+    mutate: (r) => ((r as Record<string, unknown>).data = 'x'),
+    pointer: '/data',
+  },
   { rule: 'unknown property in data', mutate: (r) => (r.data.zakat_icno = '1'), pointer: '/data/zakat_icno' },
   { rule: 'data.email invalid', mutate: (r) => (r.data.email = 'not-an-email'), pointer: '/data/email' },
-  { rule: 'zakat_ic_no with 11 digits', mutate: (r) => (r.data.zakat_ic_no = '85031210543'), pointer: '/data/zakat_ic_no' },
-  { rule: 'zakat_ic_no with dashes', mutate: (r) => (r.data.zakat_ic_no = '850312-10-5432'), pointer: '/data/zakat_ic_no' },
-  { rule: 'zakat_year with 2 digits', mutate: (r) => (r.data.zakat_year = '26'), pointer: '/data/zakat_year' },
-  { rule: 'zakat_phone with 9 digits', mutate: (r) => (r.data.zakat_phone = '012345678'), pointer: '/data/zakat_phone' },
-  { rule: 'zakat_phone with 13 digits', mutate: (r) => (r.data.zakat_phone = '6012345678901'), pointer: '/data/zakat_phone' },
-  { rule: 'zakat_phone with a plus', mutate: (r) => (r.data.zakat_phone = '+60123456789'), pointer: '/data/zakat_phone' },
-  { rule: 'zakat_postcode with 4 digits', mutate: (r) => (r.data.zakat_postcode = '4010'), pointer: '/data/zakat_postcode' },
-  { rule: 'zakat_amount not numeric', mutate: (r) => (r.data.zakat_amount = 'RM150'), pointer: '/data/zakat_amount' },
-  { rule: 'zakat_amount with three decimals', mutate: (r) => (r.data.zakat_amount = '150.505'), pointer: '/data/zakat_amount' },
-  { rule: 'zakat_amount as a number', mutate: (r) => (r.data.zakat_amount = 150.5), pointer: '/data/zakat_amount' },
-  { rule: 'zakat_state outside the enum', mutate: (r) => (r.data.zakat_state = 'Selangor'), pointer: '/data/zakat_state' },
-  { rule: 'zakat_state "wilayah"', mutate: (r) => (r.data.zakat_state = 'wilayah'), pointer: '/data/zakat_state' },
-  { rule: 'zakat_type outside the enum', mutate: (r) => (r.data.zakat_type = 'zakat_harta'), pointer: '/data/zakat_type' },
-  { rule: 'zakat_rate not numeric', mutate: (r) => (r.data.zakat_rate = 'seven'), pointer: '/data/zakat_rate' },
-  { rule: 'zakat_dependant not a whole number', mutate: (r) => (r.data.zakat_dependant = '2.5'), pointer: '/data/zakat_dependant' },
-  { rule: 'optional field as an empty string', mutate: (r) => (r.data.zakat_phone = ''), pointer: '/data/zakat_phone' },
+  {
+    rule: 'zakat_ic_no with 11 digits',
+    mutate: (r) => (r.data.zakat_ic_no = '85031210543'),
+    pointer: '/data/zakat_ic_no',
+  },
+  {
+    rule: 'zakat_ic_no with dashes',
+    mutate: (r) => (r.data.zakat_ic_no = '850312-10-5432'),
+    pointer: '/data/zakat_ic_no',
+  },
+  {
+    rule: 'zakat_year with 2 digits',
+    mutate: (r) => (r.data.zakat_year = '26'),
+    pointer: '/data/zakat_year',
+  },
+  {
+    rule: 'zakat_phone with 9 digits',
+    mutate: (r) => (r.data.zakat_phone = '012345678'),
+    pointer: '/data/zakat_phone',
+  },
+  {
+    rule: 'zakat_phone with 13 digits',
+    mutate: (r) => (r.data.zakat_phone = '6012345678901'),
+    pointer: '/data/zakat_phone',
+  },
+  {
+    rule: 'zakat_phone with a plus',
+    mutate: (r) => (r.data.zakat_phone = '+60123456789'),
+    pointer: '/data/zakat_phone',
+  },
+  {
+    rule: 'zakat_postcode with 4 digits',
+    mutate: (r) => (r.data.zakat_postcode = '4010'),
+    pointer: '/data/zakat_postcode',
+  },
+  {
+    rule: 'zakat_amount not numeric',
+    mutate: (r) => (r.data.zakat_amount = 'RM150'),
+    pointer: '/data/zakat_amount',
+  },
+  {
+    rule: 'zakat_amount with three decimals',
+    mutate: (r) => (r.data.zakat_amount = '150.505'),
+    pointer: '/data/zakat_amount',
+  },
+  {
+    rule: 'zakat_amount as a number',
+    mutate: (r) => (r.data.zakat_amount = 150.5),
+    pointer: '/data/zakat_amount',
+  },
+  {
+    rule: 'zakat_state outside the enum',
+    mutate: (r) => (r.data.zakat_state = 'Selangor'),
+    pointer: '/data/zakat_state',
+  },
+  {
+    rule: 'zakat_state "wilayah"',
+    mutate: (r) => (r.data.zakat_state = 'wilayah'),
+    pointer: '/data/zakat_state',
+  },
+  {
+    rule: 'zakat_type outside the enum',
+    mutate: (r) => (r.data.zakat_type = 'zakat_harta'),
+    pointer: '/data/zakat_type',
+  },
+  {
+    rule: 'zakat_rate not numeric',
+    mutate: (r) => (r.data.zakat_rate = 'seven'),
+    pointer: '/data/zakat_rate',
+  },
+  {
+    rule: 'zakat_dependant not a whole number',
+    mutate: (r) => (r.data.zakat_dependant = '2.5'),
+    pointer: '/data/zakat_dependant',
+  },
+  {
+    rule: 'optional field as an empty string',
+    mutate: (r) => (r.data.zakat_phone = ''),
+    pointer: '/data/zakat_phone',
+  },
   { rule: 'optional field as null', mutate: (r) => (r.data.zakat_city = null), pointer: '/data/zakat_city' },
-  { rule: 'zakat_address too long', mutate: (r) => (r.data.zakat_address = 'A'.repeat(501)), pointer: '/data/zakat_address' },
+  {
+    rule: 'zakat_address too long',
+    mutate: (r) => (r.data.zakat_address = 'A'.repeat(501)),
+    pointer: '/data/zakat_address',
+  },
 ];
 
 test('the bank webhook schema', async (t) => {
@@ -87,7 +181,10 @@ test('the bank webhook schema', async (t) => {
       assert.equal(hit.index, 1);
       if (typeof bad.orderno === 'string') assert.equal(hit.orderno, bad.orderno);
       if (message) assert.match(hit.message, message);
-      assert.ok(errors.every((e) => e.pointer.startsWith('/transactions/1')), 'only the bad record is named');
+      assert.ok(
+        errors.every((e) => e.pointer.startsWith('/transactions/1')),
+        'only the bad record is named',
+      );
     });
   }
 
@@ -103,7 +200,10 @@ test('the bank webhook schema', async (t) => {
     { variant: 'an empty data object', record: bankRecord({ data: {} }) },
     { variant: 'a fitrah record with rate and dependants', record: fitrahRecord() },
     { variant: 'a BANK live-test record', record: bankRecord({ agency: 'BANK', amount: 1 }) },
-    { variant: 'a BANKPPZ record', record: bankRecord({ agency: 'BANKPPZ', data: { zakat_state: 'putrajaya' } }) },
+    {
+      variant: 'a BANKPPZ record',
+      record: bankRecord({ agency: 'BANKPPZ', data: { zakat_state: 'putrajaya' } }),
+    },
     { variant: 'a 12-digit phone', record: bankRecord({ data: { zakat_phone: '601234567890' } }) },
     { variant: 'zakat_amount without decimals', record: bankRecord({ data: { zakat_amount: '150' } }) },
   ];
@@ -115,11 +215,40 @@ test('the bank webhook schema', async (t) => {
   }
 
   await t.test('accepts every zakat_state and zakat_type of the spec', async () => {
-    const states = ['johor', 'kedah', 'kelantan', 'melaka', 'negeri_sembilan', 'pahang', 'pulau_pinang', 'perak',
-      'perlis', 'sabah', 'sarawak', 'selangor', 'terengganu', 'kuala_lumpur', 'labuan', 'putrajaya'] as const;
-    const types = ['fitrah', 'zakat_emas', 'zakat_fitrah', 'zakat_kwsp', 'zakat_padi', 'zakat_pendapatan',
-      'zakat_perak', 'zakat_perniagaan', 'zakat_pertanian', 'zakat_qada', 'zakat_rikaz', 'zakat_saham',
-      'zakat_simpanan', 'zakat_ternakan'] as const;
+    const states = [
+      'johor',
+      'kedah',
+      'kelantan',
+      'melaka',
+      'negeri_sembilan',
+      'pahang',
+      'pulau_pinang',
+      'perak',
+      'perlis',
+      'sabah',
+      'sarawak',
+      'selangor',
+      'terengganu',
+      'kuala_lumpur',
+      'labuan',
+      'putrajaya',
+    ] as const;
+    const types = [
+      'fitrah',
+      'zakat_emas',
+      'zakat_fitrah',
+      'zakat_kwsp',
+      'zakat_padi',
+      'zakat_pendapatan',
+      'zakat_perak',
+      'zakat_perniagaan',
+      'zakat_pertanian',
+      'zakat_qada',
+      'zakat_rikaz',
+      'zakat_saham',
+      'zakat_simpanan',
+      'zakat_ternakan',
+    ] as const;
     const transactions = [
       ...states.map((zakat_state) => bankRecord({ data: { zakat_state } })),
       ...types.map((zakat_type) => bankRecord({ data: { zakat_type } })),
@@ -131,11 +260,17 @@ test('the bank webhook schema', async (t) => {
   });
 
   await t.test('accepts an optional $schema and refuses unknown top-level properties', async () => {
-    const ok = await app.postBatch({ $schema: 'https://schemas.amil.my/bank-webhook-request.json', transactions: [bankRecord()] });
+    const ok = await app.postBatch({
+      $schema: 'https://schemas.amil.my/bank-webhook-request.json',
+      transactions: [bankRecord()],
+    });
     assert.equal(ok.status, 200);
     const bad = await app.postBatch({ transactions: [bankRecord()], batch: 7 });
     assert.equal(bad.status, 422);
-    assert.deepEqual((await problemOf(bad)).errors?.map((e) => e.pointer), ['/batch']);
+    assert.deepEqual(
+      (await problemOf(bad)).errors?.map((e) => e.pointer),
+      ['/batch'],
+    );
   });
 
   await t.test('refuses a body without transactions, an empty batch, and a non-object body', async () => {
@@ -147,7 +282,10 @@ test('the bank webhook schema', async (t) => {
     ] as const) {
       const response = await app.postBatch(body);
       assert.equal(response.status, 422, JSON.stringify(body));
-      assert.ok((await problemOf(response)).errors?.some((e) => e.pointer === pointer), JSON.stringify(body));
+      assert.ok(
+        (await problemOf(response)).errors?.some((e) => e.pointer === pointer),
+        JSON.stringify(body),
+      );
     }
   });
 

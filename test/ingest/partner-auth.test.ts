@@ -8,9 +8,15 @@ test('a partner can rotate: old and new passwords both work until the old one is
   const app = await startApp(t);
   const { partners } = app.deps.store;
   const fresh = 'new-partner-password-0123456789';
-  await partners.addPassword({ partnerId: 'demo-bank', label: 'rotation', hash: await hashPassword(fresh), now: new Date() });
+  await partners.addPassword({
+    partnerId: 'demo-bank',
+    label: 'rotation',
+    hash: await hashPassword(fresh),
+    now: new Date(),
+  });
 
-  const send = (password: string) => app.postBatch({ transactions: [bankRecord()] }, { 'x-api-password': password });
+  const send = (password: string) =>
+    app.postBatch({ transactions: [bankRecord()] }, { 'x-api-password': password });
   assert.equal((await send(DEMO_PASSWORD)).status, 200);
   assert.equal((await send(fresh)).status, 200);
 
@@ -42,7 +48,12 @@ test('passwords are stored only as salted scrypt hashes', async (t) => {
 test('postings are kept per partner: the same orderno from two partners is two postings', async (t) => {
   const app = await startApp(t);
   const other = 'other-bank-password-0123456789';
-  await app.deps.store.partners.addPassword({ partnerId: 'other-bank', label: 'one', hash: await hashPassword(other), now: new Date() });
+  await app.deps.store.partners.addPassword({
+    partnerId: 'other-bank',
+    label: 'one',
+    hash: await hashPassword(other),
+    now: new Date(),
+  });
   const record = bankRecord();
   assert.equal((await app.postBatch({ transactions: [record] })).status, 200);
   const response = await app.postBatch({ transactions: [record] }, { 'x-api-password': other });

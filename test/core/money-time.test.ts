@@ -1,0 +1,52 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { formatSen, ringgitNumberToSen, ringgitStringToSen } from '../../core/money.ts';
+import { businessDate, parseOffsetDateTime } from '../../core/time.ts';
+import { isDecimalMultiple } from '../../schemas/index.ts';
+
+test('any sen amount survives the trip through a JSON number in ringgit', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 10_000_000_000 }), (sen) => {
+      const wire = JSON.parse(formatSen(sen)) as number;
+      assert.equal(isDecimalMultiple(wire, 0.01), true);
+      assert.equal(ringgitNumberToSen(wire), sen);
+    }),
+  );
+});
+
+test('a number with a third decimal is never a multiple of 0.01', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 1_000_000_000 }),
+      fc.integer({ min: 1, max: 9 }),
+      (cents, thousandth) => {
+        const value = Number(`${formatSen(cents)}${thousandth}`);
+        assert.equal(isDecimalMultiple(value, 0.01), false, String(value));
+      },
+    ),
+  );
+});
+
+test('ringgit strings convert to sen without floats and refuse what is not money', () => {
+  assert.equal(ringgitStringToSen('0.07'), 7);
+  assert.equal(ringgitStringToSen('10.5'), 1050);
+  assert.equal(ringgitStringToSen('2500'), 250000);
+  for (const bad of ['', '1.234', '-1', '1e3', ' 1', 'RM1'])
+    assert.equal(ringgitStringToSen(bad), undefined, bad);
+  assert.equal(formatSen(5), '0.05');
+  assert.equal(formatSen(123456), '1234.56');
+});
+
+test('business dates are Kuala Lumpur dates, whatever offset the time carried', () => {
+  const at = (s: string) => {
+    const d = parseOffsetDateTime(s);
+    assert.ok(d, s);
+    return [d.toISOString(), businessDate(d)];
+  };
+  assert.deepEqual(at('2026-11-20T23:59:59+08:00'), ['2026-11-20T15:59:59.000Z', '2026-11-20']);
+  assert.deepEqual(at('2026-11-20T16:00:00Z'), ['2026-11-20T16:00:00.000Z', '2026-11-21']);
+  assert.deepEqual(at('2026-11-20T00:00:00+08:00'), ['2026-11-19T16:00:00.000Z', '2026-11-20']);
+  assert.deepEqual(at('2026-11-19T12:00:00.123456-05:30'), ['2026-11-19T17:30:00.123Z', '2026-11-20']);
+  assert.equal(parseOffsetDateTime('2026-11-20T10:00:00'), undefined);
+});

@@ -1,0 +1,50 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { startApp } from '../helpers.ts';
+
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+interface OpenApi {
+  openapi: string;
+  paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+  components: { schemas: Record<string, unknown> };
+}
+
+test('GET /api/openapi.json documents every route, with resolvable references', async (t) => {
+  const app = await startApp(t, { BANK_AGENCY_ROUTES: 'BANKLZS=LZS,BANK=test' });
+  const response = await fetch(`${app.url}/api/openapi.json`);
+  assert.equal(response.status, 200);
+  const doc = (await response.json()) as OpenApi;
+  assert.equal(doc.openapi, '3.1.0');
+
+  const webhook = doc.paths['/api/bank/webhook']?.post;
+  assert.ok(webhook);
+  assert.deepEqual(Object.keys(webhook.responses).sort(), ['200', '400', '401', '413', '415', '422', '500']);
+  for (const route of ['/api/openapi.json', '/health']) assert.ok(doc.paths[route]?.get, route);
+
+  // Every $ref points at a component that exists.
+  const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
+  assert.ok(refs.length > 0);
+  for (const ref of refs) {
+    const name = /#\/components\/schemas\/(\w+)"/.exec(ref)?.[1];
+    assert.ok(name && doc.components.schemas[name], ref);
+  }
+
+  // The configured agency codes, not the defaults, are what the document promises.
+  const transaction = doc.components.schemas.BankTransaction as {
+    properties: { agency: { enum: string[] } };
+  };
+  assert.deepEqual(transaction.properties.agency.enum, ['BANKLZS', 'BANK']);
+
+  // The components compile as JSON Schema 2020-12 and validate a real response.
+  const ajv = new Ajv2020({ strict: false });
+  addFormats(ajv);
+  ajv.addSchema({ $id: 'doc', components: doc.components });
+  const validate = ajv.compile({ $ref: 'doc#/components/schemas/BankWebhookResponse' });
+  const posted = await app.postBatch(
+    '{"transactions":[{"agency":"BANK","orderno":"X1","amount":1,"name":"T","email":"t@example.my","time":"2026-11-20T10:00:00+08:00","status":"success","data":{}}]}',
+  );
+  assert.equal(validate(await posted.json()), true, JSON.stringify(validate.errors));
+});
