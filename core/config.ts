@@ -140,7 +140,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const hostPorts: Partial<Record<HostName, number>> = {};
   for (const host of HOSTS) {
-    const port = int(`${host.toUpperCase()}_PORT`, undefined, 1, 65535);
+    const port = int(`${host.toUpperCase()}_PORT`, undefined, 0, 65535);
     if (port !== undefined) hostPorts[host] = port;
   }
 

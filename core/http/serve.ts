@@ -38,9 +38,12 @@ export async function listen(
         started.map(
           ({ server }) =>
             new Promise<void>((resolve) => {
-              const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+              const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+              // A keep-alive connection turns idle once its in-flight response is sent: close it then.
+              const sweep = setInterval(() => server.closeIdleConnections(), 50);
               server.close(() => {
-                clearTimeout(timer);
+                clearTimeout(deadline);
+                clearInterval(sweep);
                 resolve();
               });
               server.closeIdleConnections();

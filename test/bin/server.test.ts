@@ -87,3 +87,24 @@ test('production refuses demo data, and refuses to start while the demo password
     /still accepts the demo password.*revoke-password demo-bank --label demo/s,
   );
 });
+
+test('a host given a port of its own is served there and no longer on the shared port', async (t) => {
+  const server = await startServer({ DATA_DIR: tempDir(t), PAY_PORT: '0' });
+  t.after(() => server.child.kill('SIGKILL'));
+  await new Promise((r) => setTimeout(r, 100));
+  const urls = [...server.output().matchAll(/"hosts":"([^"]+)","url":"([^"]+)"/g)].map((m) => [m[1], m[2]]);
+  const pay = urls.find(([hosts]) => hosts === 'pay')?.[1];
+  const shared = urls.find(([hosts]) => hosts === 'base+reports')?.[1];
+  assert.ok(pay && shared, JSON.stringify(urls));
+  const post = (base: string) =>
+    fetch(`${base}/api/bank/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-password': DEMO_PASSWORD },
+      body: JSON.stringify({ transactions: [bankRecord()] }),
+    });
+  assert.equal((await post(pay)).status, 200);
+  assert.equal((await post(shared)).status, 404);
+  assert.equal((await fetch(`${shared}/health`)).status, 200, 'every host answers /health');
+  server.child.kill('SIGTERM');
+  assert.equal((await server.exited).code, 0);
+});
