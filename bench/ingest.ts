@@ -1,0 +1,469 @@
+/**
+ * Ingest benchmark (a report, not a test): the real bank webhook on 127.0.0.1 against a no-op endpoint on
+ * the same Koa stack and against raw better-sqlite3 inserts of the same rows.
+ *
+ *   npm run bench:ingest            # 5 s per scenario
+ *   BENCH_SECONDS=3 npm run bench:ingest
+ *
+ * The load generator (undici Pool, 50 connections, pipelining 1) runs in a forked child process
+ * (bench/load-client.ts) so that it does not share the server's event loop. Always exits 0 when the
+ * benchmark ran, whether or not the aims are met.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
+import { createDeps, seedDemoData } from '../core/bootstrap.ts';
+import { sha256Hex } from '../core/canonical-json.ts';
+import type { Deps } from '../core/deps.ts';
+import { createHttpApp, type MountRoutes } from '../core/http/app.ts';
+import { parseJson, readRawBody } from '../core/http/raw-body.ts';
+import { listen, type Listening } from '../core/http/serve.ts';
+import { businessDate } from '../core/time.ts';
+import { prepareRecord } from '../ingest/bank-webhook/prepare.ts';
+import { createWebApp } from '../ingest/web-app.ts';
+import type { BankTransaction } from '../schemas/index.ts';
+import type { LoadRequest, LoadResult } from './load-client.ts';
+import { batchBody, benchRecord, benchRecordJson, orderSequence } from './records.ts';
+
+const DEMO_PASSWORD = 'demo-bank-password'; // fixtures/demo/seed.json
+const HOST = '127.0.0.1';
+const CONNECTIONS = 50;
+const BATCH_SIZES = [1, 100, 1000] as const;
+const RAW_ROWS_PER_TRANSACTION = 1000;
+const AIM_RATIO_TO_RAW = 0.6;
+const AIM_P99_BATCH_100_MS = 25;
+const MIGRATION_SQL = new URL('../core/store/migrations/001_foundation.sql', import.meta.url);
+
+function benchSeconds(): number {
+  const raw = process.env.BENCH_SECONDS;
+  if (raw === undefined || raw.trim() === '') return 5;
+  const seconds = Number(raw);
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 600) {
+    throw new Error(`BENCH_SECONDS must be a number of seconds from 0 to 600 (got "${raw}")`);
+  }
+  return seconds;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Load client (child process)
+
+type ClientAnswer = { ok: true; result: LoadResult } | { ok: false; error: string };
+
+function startClient(): ChildProcess {
+  // fork keeps process.execArgv, which carries tsx's loader, so the child runs TypeScript too.
+  return fork(new URL('./load-client.ts', import.meta.url), { serialization: 'advanced' });
+}
+
+function runLoad(client: ChildProcess, request: LoadRequest): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (answer: ClientAnswer) => {
+      cleanup();
+      if (answer.ok) resolve(answer.result);
+      else reject(new Error(`load client failed: ${answer.error}`));
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`load client exited (code ${String(code)}) during a scenario`));
+    };
+    const cleanup = () => {
+      client.off('message', onMessage);
+      client.off('exit', onExit);
+    };
+    client.on('message', onMessage);
+    client.on('exit', onExit);
+    client.send(request);
+  });
+}
+
+function stopClient(client: ChildProcess): Promise<void> {
+  if (client.exitCode !== null || client.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => client.kill(), 5000);
+    client.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    if (client.connected) client.disconnect();
+    else client.kill();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Statistics
+
+interface Scenario {
+  /** Event-loop utilisation of the server's thread over the scenario (warm-up included), in %. */
+  serverBusyPercent: number;
+  recordsPerSecond: number;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  result: LoadResult;
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] ?? Number.NaN;
+}
+
+async function scenario(client: ChildProcess, request: LoadRequest): Promise<Scenario> {
+  const before = performance.eventLoopUtilization();
+  const result = await runLoad(client, request);
+  const busy = performance.eventLoopUtilization(before).utilization * 100;
+  const sorted = Float64Array.from(result.latenciesMs).sort();
+  const seconds = result.elapsedMs / 1000;
+  return {
+    serverBusyPercent: busy,
+    recordsPerSecond: result.records / seconds,
+    requestsPerSecond: result.requests / seconds,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    result,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Raw better-sqlite3: the same bank_postings rows, 1,000 per transaction, nothing else
+
+function preparedRows(deps: Deps, count: number, next: () => { orderno: string; n: number }) {
+  const rows = [];
+  for (let i = 0; i < count; i += 1) {
+    const { orderno, n } = next();
+    rows.push(prepareRecord(benchRecord(orderno, n), deps.config.webhook.routes));
+  }
+  return rows;
+}
+
+function rawSqlite(deps: Deps, dir: string, seconds: number): { records: number; ms: number } {
+  const db = new Database(path.join(dir, 'raw.db'));
+  try {
+    // The pragmas of core/store/db.ts: WAL, synchronous=FULL, foreign keys enforced.
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    db.exec(readFileSync(MIGRATION_SQL, 'utf8'));
+    const at = new Date().toISOString();
+    const partnerId = 'bench-partner';
+    const batchId = 'bat_bench';
+    db.prepare('INSERT INTO partners (id, created_at) VALUES (?, ?)').run(partnerId, at);
+    db.prepare(
+      `INSERT INTO webhook_batches (id, partner_id, received_at, business_date, content_type, body, sha256,
+         record_count) VALUES (?, ?, ?, ?, 'application/json', x'7b7d', '', 0)`,
+    ).run(batchId, partnerId, at, businessDate(new Date()));
+    // The column list and values of insertPosting in core/store/bank-postings.ts.
+    const insert = db.prepare(
+      `INSERT INTO bank_postings (partner_id, orderno, bank_agency, route, agency_code, status, amount_sen, name,
+         email, time_raw, time_utc, business_date, data, version, first_batch_id, created_at, updated_at)
+       VALUES (@partnerId, @orderno, @bankAgency, @route, @agencyCode, @status, @amountSen, @name,
+         @email, @timeRaw, @timeUtc, @businessDate, @data, 1, @batchId, @at, @at)`,
+    );
+    const insertAll = db.transaction((rows: readonly Record<string, unknown>[]) => {
+      for (const row of rows) insert.run(row);
+    });
+    const next = orderSequence('RAW');
+    let records = 0;
+    let ms = 0;
+    // Only the transactions are timed; building the rows (prepareRecord) is not.
+    while (ms < seconds * 1000) {
+      const rows = preparedRows(deps, RAW_ROWS_PER_TRANSACTION, next).map((r) => ({
+        ...r,
+        partnerId,
+        batchId,
+        at,
+      }));
+      const t0 = performance.now();
+      insertAll.immediate(rows);
+      ms += performance.now() - t0;
+      records += rows.length;
+    }
+    const stored = (db.prepare('SELECT count(*) AS n FROM bank_postings').get() as { n: number }).n;
+    if (stored !== records) throw new Error(`raw SQLite stored ${stored} rows, expected ${records}`);
+    return { records, ms };
+  } finally {
+    db.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Diagnostic: the steps of one batch of 1,000 on the server, without HTTP, one at a time
+
+interface StepTimes {
+  batches: number;
+  parseMs: number;
+  validateMs: number;
+  prepareMs: number;
+  storeMs: number;
+}
+
+async function stepBreakdown(dir: string, seconds: number): Promise<StepTimes> {
+  const deps = createDeps({ DATA_DIR: dir, LOG_LEVEL: 'silent', SEED_DEMO: 'false' });
+  try {
+    const partnerId = 'bench-partner';
+    await deps.store.partners.addPassword({ partnerId, label: 'bench', hash: 'unused', now: new Date() });
+    const next = orderSequence('STEP');
+    const times: StepTimes = { batches: 0, parseMs: 0, validateMs: 0, prepareMs: 0, storeMs: 0 };
+    const started = performance.now();
+    while (performance.now() - started < seconds * 1000) {
+      const body = Buffer.from(batchBody(1000, next));
+      // The same steps as ingest/bank-webhook/route.ts and service.ts, each timed on its own.
+      const t0 = performance.now();
+      const parsed = parseJson(body);
+      const t1 = performance.now();
+      if (!deps.validators.bankWebhookRequest(parsed)) throw new Error('benchmark batch fails the schema');
+      const t2 = performance.now();
+      const receivedAt = deps.clock.now();
+      const records = parsed.transactions.map((tx: BankTransaction) =>
+        prepareRecord(tx, deps.config.webhook.routes),
+      );
+      const t3 = performance.now();
+      const response = await deps.store.bankPostings.ingestBatch({
+        partnerId,
+        receivedAt,
+        businessDate: businessDate(receivedAt),
+        contentType: 'application/json',
+        body,
+        bodySha256: sha256Hex(body),
+        records,
+      });
+      const t4 = performance.now();
+      if (response.summary.accepted !== 1000) throw new Error('diagnostic batch was not fully accepted');
+      times.batches += 1;
+      times.parseMs += t1 - t0;
+      times.validateMs += t2 - t1;
+      times.prepareMs += t3 - t2;
+      times.storeMs += t4 - t3;
+    }
+    return times;
+  } finally {
+    deps.store.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Report
+
+const fmtInt = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
+const fmtMs = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : 1) : '-');
+const fmtRatio = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const seconds = benchSeconds();
+  const warmupSeconds = Math.round(Math.min(1, seconds * 0.2) * 100) / 100;
+  const tempDirs: string[] = [];
+  const tempDir = (prefix: string) => {
+    const dir = mkdtempSync(path.join(tmpdir(), prefix));
+    tempDirs.push(dir);
+    return dir;
+  };
+  let deps: Deps | undefined;
+  let listening: Listening | undefined;
+  let client: ChildProcess | undefined;
+
+  try {
+    for (const n of [1, 2, 99, 12_345, 1_000_001]) {
+      if (JSON.stringify(benchRecord(`CHK-${n}`, n)) !== benchRecordJson(`CHK-${n}`, n)) {
+        throw new Error(`bench/records.ts: benchRecordJson disagrees with benchRecord for n = ${n}`);
+      }
+    }
+    const dataDir = tempDir('amil-bench-');
+    deps = createDeps({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', SEED_DEMO: 'true', HOST, PORT: '0' });
+    await seedDemoData(deps.store, new Date());
+    const maxBodyBytes = deps.config.webhook.maxBodyBytes;
+
+    const noop: MountRoutes = (router) => {
+      router.post('/noop', async (ctx) => {
+        parseJson(await readRawBody(ctx, maxBodyBytes));
+        ctx.body = {};
+      });
+    };
+    listening = await listen([
+      { name: 'webhook', app: createWebApp(deps, ['base', 'reports', 'pay']), host: HOST, port: 0 },
+      { name: 'noop', app: createHttpApp(deps, { mounts: [noop] }), host: HOST, port: 0 },
+    ]);
+    const [webhookUrl, noopUrl] = listening.servers.map((s) => s.url);
+    if (!webhookUrl || !noopUrl) throw new Error('servers did not start');
+
+    console.log(
+      `amil ingest benchmark: ${seconds} s per scenario (+${warmupSeconds} s warm-up), ${CONNECTIONS} connections, ` +
+        `pipelining 1; Node ${process.version}; data in ${tmpdir()}`,
+    );
+    client = startClient();
+    const results = new Map<number, { endpoint: Scenario; noop: Scenario }>();
+    let acceptedTotal = 0;
+    for (const batchSize of BATCH_SIZES) {
+      const base = { password: DEMO_PASSWORD, batchSize, connections: CONNECTIONS, warmupSeconds, seconds };
+      process.stdout.write(`  batch ${batchSize}: endpoint...`);
+      const endpoint = await scenario(client, {
+        ...base,
+        origin: webhookUrl,
+        path: '/api/bank/webhook',
+        expectAccepted: true,
+      });
+      acceptedTotal += endpoint.result.records + endpoint.result.warmupRecords;
+      process.stdout.write(' no-op...');
+      const noopRun = await scenario(client, {
+        ...base,
+        origin: noopUrl,
+        path: '/noop',
+        expectAccepted: false,
+      });
+      process.stdout.write(' done\n');
+      results.set(batchSize, { endpoint, noop: noopRun });
+    }
+    await stopClient(client);
+
+    process.stdout.write('  raw SQLite...');
+    const raw = rawSqlite(deps, tempDir('amil-bench-raw-'), seconds);
+    const rawPerSecond = raw.records / (raw.ms / 1000);
+    process.stdout.write(' step breakdown...');
+    const steps = await stepBreakdown(tempDir('amil-bench-steps-'), seconds);
+    process.stdout.write(' done\n\n');
+
+    const counts = await deps.store.bankPostings.counts();
+
+    // -- the report ---------------------------------------------------------------------------------
+    console.log(
+      table(
+        [
+          'batch',
+          'endpoint rec/s',
+          'req/s',
+          'p50 ms',
+          'p99 ms',
+          'no-op rec/s',
+          'req/s',
+          'p50 ms',
+          'p99 ms',
+          'endpoint/no-op',
+          'errors',
+        ],
+        BATCH_SIZES.map((size) => {
+          const r = results.get(size);
+          if (!r) return [String(size)];
+          return [
+            String(size),
+            fmtInt(r.endpoint.recordsPerSecond),
+            fmtInt(r.endpoint.requestsPerSecond),
+            fmtMs(r.endpoint.p50),
+            fmtMs(r.endpoint.p99),
+            fmtInt(r.noop.recordsPerSecond),
+            fmtInt(r.noop.requestsPerSecond),
+            fmtMs(r.noop.p50),
+            fmtMs(r.noop.p99),
+            fmtRatio(r.endpoint.recordsPerSecond / r.noop.recordsPerSecond),
+            `${r.endpoint.result.errors}/${r.noop.result.errors}`,
+          ];
+        }),
+      ),
+    );
+    for (const [size, r] of results) {
+      for (const [name, s] of [
+        ['endpoint', r.endpoint],
+        ['no-op', r.noop],
+      ] as const) {
+        if (s.result.firstError !== undefined) {
+          console.log(
+            `  ! batch ${size} ${name}: ${s.result.errors} error(s), first: ${s.result.firstError}`,
+          );
+        }
+      }
+    }
+
+    console.log(
+      '\nwho is the bottleneck: server event-loop busy % (warm-up included) and load-client CPU % of one core',
+    );
+    console.log(
+      table(
+        ['batch', 'endpoint: server', 'client', 'no-op: server', 'client'],
+        BATCH_SIZES.map((size) => {
+          const r = results.get(size);
+          if (!r) return [String(size)];
+          const pct = (n: number) => `${n.toFixed(0)}%`;
+          return [
+            String(size),
+            pct(r.endpoint.serverBusyPercent),
+            pct(r.endpoint.result.clientCpuPercent),
+            pct(r.noop.serverBusyPercent),
+            pct(r.noop.result.clientCpuPercent),
+          ];
+        }),
+      ),
+    );
+    console.log(
+      '  (client near 100%: that row measures the load generator more than the server; its no-op figures are a floor)',
+    );
+
+    console.log(
+      `\nraw better-sqlite3 (bank_postings only, ${RAW_ROWS_PER_TRANSACTION} rows/transaction, WAL, ` +
+        `synchronous=FULL): ${fmtInt(rawPerSecond)} rec/s (${fmtInt(raw.records)} rows in ${fmtMs(raw.ms)} ms)`,
+    );
+
+    const at1000 = results.get(1000);
+    const at100 = results.get(100);
+    const ratioToRaw = (at1000?.endpoint.recordsPerSecond ?? Number.NaN) / rawPerSecond;
+    const p99At100 = at100?.endpoint.p99 ?? Number.NaN;
+    const verdict = (ok: boolean) => (ok ? 'MET' : 'NOT MET');
+    console.log('\naims');
+    console.log(
+      `  endpoint at batch 1000 / raw SQLite = ${fmtRatio(ratioToRaw)}` +
+        `  (aim >= ${AIM_RATIO_TO_RAW}): ${verdict(ratioToRaw >= AIM_RATIO_TO_RAW)}`,
+    );
+    console.log(
+      `  endpoint p99 at batch 100 = ${fmtMs(p99At100)} ms` +
+        `  (aim <= ${AIM_P99_BATCH_100_MS} ms): ${verdict(p99At100 <= AIM_P99_BATCH_100_MS)}`,
+    );
+
+    const perBatch = (ms: number) => fmtMs(ms / Math.max(1, steps.batches));
+    const stepTotal = steps.parseMs + steps.validateMs + steps.prepareMs + steps.storeMs;
+    const share = (ms: number) => `${((100 * ms) / stepTotal).toFixed(0)}%`;
+    console.log(
+      `\ndiagnostic: one 1000-record batch through the server steps, sequentially, no HTTP ` +
+        `(${steps.batches} batches)`,
+    );
+    console.log(
+      table(
+        ['step', 'ms/batch', 'share'],
+        [
+          ['parseJson', perBatch(steps.parseMs), share(steps.parseMs)],
+          ['schema validation (ajv)', perBatch(steps.validateMs), share(steps.validateMs)],
+          ['prepareRecord x1000', perBatch(steps.prepareMs), share(steps.prepareMs)],
+          ['store.ingestBatch (1 transaction)', perBatch(steps.storeMs), share(steps.storeMs)],
+          ['total', perBatch(stepTotal), '100%'],
+        ],
+      ),
+    );
+    console.log(
+      `  => at most ${fmtInt((1000 * steps.batches) / (stepTotal / 1000))} rec/s on one thread before HTTP; ` +
+        `raw insert of 1000 rows: ${fmtMs((1000 * RAW_ROWS_PER_TRANSACTION) / rawPerSecond)} ms`,
+    );
+
+    const consistent = counts.postings === acceptedTotal;
+    console.log(
+      `\ncheck: webhook store holds ${fmtInt(counts.postings)} postings in ${fmtInt(counts.batches)} batches; ` +
+        `the load client saw ${fmtInt(acceptedTotal)} accepted (incl. warm-up): ${consistent ? 'consistent' : 'MISMATCH'}`,
+    );
+  } finally {
+    if (client) await stopClient(client);
+    if (listening) await listening.close(1000);
+    deps?.store.close();
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
