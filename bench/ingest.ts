@@ -25,6 +25,7 @@ import { businessDate } from '../core/time.ts';
 import { prepareRecord } from '../ingest/bank-webhook/prepare.ts';
 import { createWebApp } from '../ingest/web-app.ts';
 import type { BankTransaction } from '../schemas/index.ts';
+import type { PreparedRecord } from '../core/store/index.ts';
 import type { LoadRequest, LoadResult } from './load-client.ts';
 import { batchBody, benchRecord, benchRecordJson, orderSequence } from './records.ts';
 
@@ -157,24 +158,40 @@ function rawSqlite(deps: Deps, dir: string, seconds: number): { records: number;
     // The column list and values of insertPosting in core/store/bank-postings.ts.
     const insert = db.prepare(
       `INSERT INTO bank_postings (partner_id, orderno, bank_agency, route, agency_code, status, amount_sen, name,
-         email, time_raw, time_utc, business_date, data, version, first_batch_id, created_at, updated_at)
-       VALUES (@partnerId, @orderno, @bankAgency, @route, @agencyCode, @status, @amountSen, @name,
-         @email, @timeRaw, @timeUtc, @businessDate, @data, 1, @batchId, @at, @at)`,
+         email, time_raw, time_utc, business_date, record, content_sha256, version, first_batch_id,
+         first_record_index, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
     );
-    const insertAll = db.transaction((rows: readonly Record<string, unknown>[]) => {
-      for (const row of rows) insert.run(row);
+    const insertAll = db.transaction((rows: readonly PreparedRecord[]) => {
+      rows.forEach((r, index) =>
+        insert.run(
+          partnerId,
+          r.orderno,
+          r.bankAgency,
+          r.route,
+          r.agencyCode,
+          r.status,
+          r.amountSen,
+          r.name,
+          r.email,
+          r.timeRaw,
+          r.timeUtc,
+          r.businessDate,
+          r.canonical,
+          r.sha256,
+          batchId,
+          index,
+          at,
+          at,
+        ),
+      );
     });
     const next = orderSequence('RAW');
     let records = 0;
     let ms = 0;
     // Only the transactions are timed; building the rows (prepareRecord) is not.
     while (ms < seconds * 1000) {
-      const rows = preparedRows(deps, RAW_ROWS_PER_TRANSACTION, next).map((r) => ({
-        ...r,
-        partnerId,
-        batchId,
-        at,
-      }));
+      const rows = preparedRows(deps, RAW_ROWS_PER_TRANSACTION, next);
       const t0 = performance.now();
       insertAll.immediate(rows);
       ms += performance.now() - t0;

@@ -1,19 +1,21 @@
 import { createHash } from 'node:crypto';
 
-/** JSON with object keys sorted at every level: equal content gives equal text, whatever the key order. */
+/**
+ * JSON with object keys sorted at every level: equal content gives equal text, whatever the key order
+ * or number spelling (`10` and `10.0` are the same number). Written directly rather than by copying
+ * into sorted objects: it runs once per ingested record.
+ */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object') {
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort())
-      sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
-    return sorted;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const object = value as Record<string, unknown>;
+  let out = '';
+  for (const key of Object.keys(object).sort()) {
+    const inner = object[key];
+    if (inner === undefined) continue;
+    out += `${out === '' ? '' : ','}${JSON.stringify(key)}:${canonicalJson(inner)}`;
   }
-  return value;
+  return `{${out}}`;
 }
 
 export function sha256Hex(data: string | Buffer): string {

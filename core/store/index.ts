@@ -5,7 +5,6 @@ import { anomaliesRepository } from './anomalies.ts';
 import { agenciesRepository } from './agencies.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
-export { identityOf } from './bank-postings.ts';
 export type { AnomalyRow } from './anomalies.ts';
 export type { PartnerSummary, PartnerPasswordRow } from './partners.ts';
 

@@ -1,7 +1,6 @@
 import type { BankTransaction } from '../../schemas/index.ts';
 import type { BankRoute } from '../../core/config.ts';
 import type { PreparedRecord } from '../../core/store/index.ts';
-import { identityOf } from '../../core/store/index.ts';
 import { canonicalJson, sha256Hex } from '../../core/canonical-json.ts';
 import { ringgitNumberToSen } from '../../core/money.ts';
 import { businessDate, parseOffsetDateTime } from '../../core/time.ts';
@@ -30,9 +29,7 @@ export function prepareRecord(
     timeRaw: record.time,
     timeUtc: time.toISOString(),
     businessDate: businessDate(time),
-    data: canonicalJson(record.data),
     canonical,
     sha256: sha256Hex(canonical),
-    identity: identityOf(canonical),
   };
 }

@@ -63,3 +63,26 @@ test('every body answered 2xx is archived verbatim with its SHA-256, time receiv
   assert.equal(row?.accepted, 1);
   assert.deepEqual(JSON.parse(row?.response ?? '{}'), body);
 });
+
+test('concurrent batches committed together: one failing batch fails alone, the others commit', async (t) => {
+  const app = await startApp(t);
+  const db = new Database(app.deps.store.file);
+  db.exec(`CREATE TRIGGER fail_on_boom BEFORE INSERT ON bank_postings WHEN NEW.orderno = 'BOOM'
+           BEGIN SELECT RAISE(ABORT, 'forced failure'); END`);
+  t.after(() => db.close());
+
+  const batches = Array.from({ length: 12 }, (_, i) =>
+    i === 5 ? [bankRecord(), bankRecord({ orderno: 'BOOM' })] : [bankRecord(), bankRecord()],
+  );
+  const statuses = await Promise.all(
+    batches.map(async (transactions) => (await app.postBatch({ transactions })).status),
+  );
+  assert.deepEqual(
+    statuses,
+    batches.map((_, i) => (i === 5 ? 500 : 200)),
+  );
+  const counts = await app.deps.store.bankPostings.counts();
+  assert.equal(counts.postings, 22);
+  assert.equal(counts.batches, 11);
+  assert.equal(await app.deps.store.bankPostings.get('demo-bank', batches[5]?.[0]?.orderno ?? ''), undefined);
+});

@@ -40,32 +40,37 @@ CREATE TABLE webhook_batches (
 ) STRICT;
 CREATE INDEX webhook_batches_by_day ON webhook_batches (business_date, received_at);
 
--- One row per bank transaction (partner, orderno): its current state. Money in integer sen.
+-- One row per bank transaction (partner, orderno): its current version. Money in integer sen.
+-- `record` is the current version as canonical JSON (keys sorted) and `content_sha256` its hash: what
+-- "identical" is judged on. `time_*` and `business_date` stay those of the first version.
 CREATE TABLE bank_postings (
-  id              INTEGER PRIMARY KEY,
-  partner_id      TEXT NOT NULL REFERENCES partners (id),
-  orderno         TEXT NOT NULL,
-  bank_agency     TEXT NOT NULL,
-  route           TEXT NOT NULL CHECK (route IN ('agency', 'test')),
-  agency_code     TEXT,
-  status          TEXT NOT NULL CHECK (status IN ('success', 'pending', 'failed')),
-  amount_sen      INTEGER NOT NULL CHECK (amount_sen >= 0),
-  name            TEXT NOT NULL,
-  email           TEXT NOT NULL,
-  time_raw        TEXT NOT NULL,
-  time_utc        TEXT NOT NULL,
-  business_date   TEXT NOT NULL,
-  data            TEXT NOT NULL,
-  version         INTEGER NOT NULL,
-  first_batch_id  TEXT NOT NULL REFERENCES webhook_batches (id),
-  created_at      TEXT NOT NULL,
-  updated_at      TEXT NOT NULL,
+  id                  INTEGER PRIMARY KEY,
+  partner_id          TEXT NOT NULL REFERENCES partners (id),
+  orderno             TEXT NOT NULL,
+  bank_agency         TEXT NOT NULL,
+  route               TEXT NOT NULL CHECK (route IN ('agency', 'test')),
+  agency_code         TEXT,
+  status              TEXT NOT NULL CHECK (status IN ('success', 'pending', 'failed')),
+  amount_sen          INTEGER NOT NULL CHECK (amount_sen >= 0),
+  name                TEXT NOT NULL,
+  email               TEXT NOT NULL,
+  time_raw            TEXT NOT NULL,
+  time_utc            TEXT NOT NULL,
+  business_date       TEXT NOT NULL,
+  record              TEXT NOT NULL,
+  content_sha256      TEXT NOT NULL,
+  version             INTEGER NOT NULL,
+  first_batch_id      TEXT NOT NULL REFERENCES webhook_batches (id),
+  first_record_index  INTEGER NOT NULL,
+  created_at          TEXT NOT NULL,
+  updated_at          TEXT NOT NULL,
   UNIQUE (partner_id, orderno)
 ) STRICT;
 CREATE INDEX bank_postings_by_agency_day ON bank_postings (agency_code, business_date);
 CREATE INDEX bank_postings_by_day ON bank_postings (business_date);
 
--- Every distinct version of a posting ever received, for history and stale-retry detection.
+-- The history of postings that changed: every version, written when a posting gets its second one
+-- (a posting that never changes has only its row above, which keeps the common path to one insert).
 CREATE TABLE bank_posting_versions (
   posting_id      INTEGER NOT NULL REFERENCES bank_postings (id),
   version         INTEGER NOT NULL,
