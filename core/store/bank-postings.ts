@@ -4,8 +4,8 @@ import type { BankRecordResult, BankWebhookResponse } from '../../schemas/index.
 
 export type PostingStatus = 'success' | 'pending' | 'failed';
 
-/** A validated webhook record with what the store needs already derived from it. */
-export interface PreparedRecord {
+/** The columns of a posting that come straight from (or are derived from) the record. */
+interface PostingFields {
   orderno: string;
   bankAgency: string;
   route: 'agency' | 'test';
@@ -17,6 +17,10 @@ export interface PreparedRecord {
   timeRaw: string;
   timeUtc: string;
   businessDate: string;
+}
+
+/** A validated webhook record with what the store needs already derived from it. */
+export interface PreparedRecord extends PostingFields {
   /** The whole record as canonical JSON (keys sorted): what "identical" means. */
   canonical: string;
   sha256: string;
@@ -33,19 +37,9 @@ export interface IngestBatchInput {
 }
 
 /** A stored posting as read back, with its version history. */
-export interface StoredPosting {
+export interface StoredPosting extends PostingFields {
   id: number;
-  orderno: string;
-  bankAgency: string;
-  route: 'agency' | 'test';
-  agencyCode: string | null;
-  status: PostingStatus;
-  amountSen: number;
-  name: string;
-  email: string;
-  timeRaw: string;
-  timeUtc: string;
-  businessDate: string;
+  /** The current version, canonical JSON. */
   record: string;
   version: number;
   versions: { version: number; status: PostingStatus; batchId: string; receivedAt: string }[];

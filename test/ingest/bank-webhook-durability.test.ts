@@ -4,14 +4,23 @@ import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { bankRecord, problemOf, startApp } from '../helpers.ts';
 import type { BankWebhookResponse } from '../../schemas/index.ts';
+import type { TestContext } from 'node:test';
 
-test('a failure forced inside the transaction stores nothing of the batch, not even its archive', async (t) => {
-  const app = await startApp(t);
-  // A second connection to the same file, as another process would have: make the third insert fail.
-  const db = new Database(app.deps.store.file);
+/**
+ * Through a second connection to the same file (as another process would have), makes any insert of a
+ * posting with orderno BOOM fail inside the ingest transaction. Returns that connection.
+ */
+function failInsertsOfBoom(t: TestContext, file: string): Database.Database {
+  const db = new Database(file);
   db.exec(`CREATE TRIGGER fail_on_boom BEFORE INSERT ON bank_postings WHEN NEW.orderno = 'BOOM'
            BEGIN SELECT RAISE(ABORT, 'forced failure'); END`);
   t.after(() => db.close());
+  return db;
+}
+
+test('a failure forced inside the transaction stores nothing of the batch, not even its archive', async (t) => {
+  const app = await startApp(t);
+  const db = failInsertsOfBoom(t, app.deps.store.file);
 
   const response = await app.postBatch({
     transactions: [bankRecord(), bankRecord(), bankRecord({ orderno: 'BOOM' }), bankRecord()],
@@ -66,10 +75,7 @@ test('every body answered 2xx is archived verbatim with its SHA-256, time receiv
 
 test('concurrent batches committed together: one failing batch fails alone, the others commit', async (t) => {
   const app = await startApp(t);
-  const db = new Database(app.deps.store.file);
-  db.exec(`CREATE TRIGGER fail_on_boom BEFORE INSERT ON bank_postings WHEN NEW.orderno = 'BOOM'
-           BEGIN SELECT RAISE(ABORT, 'forced failure'); END`);
-  t.after(() => db.close());
+  failInsertsOfBoom(t, app.deps.store.file);
 
   const batches = Array.from({ length: 12 }, (_, i) =>
     i === 5 ? [bankRecord(), bankRecord({ orderno: 'BOOM' })] : [bankRecord(), bankRecord()],
