@@ -8,6 +8,11 @@
  * The load generator (undici Pool, 50 connections, pipelining 1) runs in a forked child process
  * (bench/load-client.ts) so that it does not share the server's event loop. Always exits 0 when the
  * benchmark ran, whether or not the aims are met.
+ *
+ * The closed-loop scenarios keep 50 requests in flight, so their latency is about 50 x the service time
+ * (Little's law) and measures throughput, not responsiveness. The latency aim is therefore judged on an
+ * open-loop scenario: batch-100 requests sent at a fixed rate (half the closed-loop batch-100 req/s of the
+ * same run), latency counted from each scheduled send time (no coordinated omission).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -36,6 +41,9 @@ const BATCH_SIZES = [1, 100, 1000] as const;
 const RAW_ROWS_PER_TRANSACTION = 1000;
 const AIM_RATIO_TO_RAW = 0.6;
 const AIM_P99_BATCH_100_MS = 25;
+const OPEN_LOOP_BATCH = 100;
+/** The open-loop rate as a share of the closed-loop endpoint req/s at OPEN_LOOP_BATCH. */
+const OPEN_LOOP_RATE_SHARE = 0.5;
 const MIGRATION_SQL = new URL('../core/store/migrations/001_foundation.sql', import.meta.url);
 
 function benchSeconds(): number {
@@ -102,6 +110,7 @@ interface Scenario {
   requestsPerSecond: number;
   p50: number;
   p99: number;
+  max: number;
   result: LoadResult;
 }
 
@@ -123,6 +132,7 @@ async function scenario(client: ChildProcess, request: LoadRequest): Promise<Sce
     requestsPerSecond: result.requests / seconds,
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
+    max: percentile(sorted, 100),
     result,
   };
 }
@@ -340,6 +350,38 @@ async function main(): Promise<void> {
       process.stdout.write(' done\n');
       results.set(batchSize, { endpoint, noop: noopRun });
     }
+
+    // Open loop at batch 100, at a share of the closed-loop throughput just measured (requests/s).
+    const closedAtOpenBatch = results.get(OPEN_LOOP_BATCH)?.endpoint.requestsPerSecond ?? Number.NaN;
+    const openRate = Math.round(closedAtOpenBatch * OPEN_LOOP_RATE_SHARE * 10) / 10;
+    let open: { endpoint: Scenario; noop: Scenario } | undefined;
+    if (Number.isFinite(openRate) && openRate > 0) {
+      const base = {
+        password: DEMO_PASSWORD,
+        batchSize: OPEN_LOOP_BATCH,
+        connections: CONNECTIONS,
+        warmupSeconds,
+        seconds,
+        ratePerSecond: openRate,
+      };
+      process.stdout.write(`  open loop, batch ${OPEN_LOOP_BATCH} at ${openRate} req/s: endpoint...`);
+      const endpoint = await scenario(client, {
+        ...base,
+        origin: webhookUrl,
+        path: '/api/bank/webhook',
+        expectAccepted: true,
+      });
+      acceptedTotal += endpoint.result.records + endpoint.result.warmupRecords;
+      process.stdout.write(' no-op...');
+      const noopRun = await scenario(client, {
+        ...base,
+        origin: noopUrl,
+        path: '/noop',
+        expectAccepted: false,
+      });
+      process.stdout.write(' done\n');
+      open = { endpoint, noop: noopRun };
+    }
     await stopClient(client);
 
     process.stdout.write('  raw SQLite...');
@@ -424,6 +466,58 @@ async function main(): Promise<void> {
     );
 
     console.log(
+      `\nopen loop: closed-loop latency is ~${CONNECTIONS} x service time (Little's law), so here batch-${OPEN_LOOP_BATCH} ` +
+        `requests arrive at a fixed rate (${OPEN_LOOP_RATE_SHARE * 100}% of closed-loop req/s), latency from scheduled send`,
+    );
+    if (open) {
+      const row = (name: string, s: Scenario) => {
+        const lags = Float64Array.from(s.result.sendLagsMs ?? []).sort();
+        return [
+          name,
+          fmtRatio(openRate),
+          fmtRatio(s.requestsPerSecond),
+          fmtMs(s.p50),
+          fmtMs(s.p99),
+          fmtMs(s.max),
+          fmtMs(percentile(lags, 99)),
+          fmtInt(s.result.requests),
+          String(s.result.errors),
+        ];
+      };
+      console.log(
+        table(
+          [
+            `batch ${OPEN_LOOP_BATCH}`,
+            'target req/s',
+            'achieved req/s',
+            'p50 ms',
+            'p99 ms',
+            'max ms',
+            'send lag p99 ms',
+            'requests',
+            'errors',
+          ],
+          [row('endpoint', open.endpoint), row('no-op', open.noop)],
+        ),
+      );
+      console.log(
+        '  (send lag: how late the client sent after the scheduled time; included in the latencies)',
+      );
+      for (const [name, s] of [
+        ['endpoint', open.endpoint],
+        ['no-op', open.noop],
+      ] as const) {
+        if (s.result.firstError !== undefined) {
+          console.log(`  ! open loop ${name}: ${s.result.errors} error(s), first: ${s.result.firstError}`);
+        }
+      }
+    } else {
+      console.log(
+        `  skipped: closed-loop batch-${OPEN_LOOP_BATCH} throughput was ${fmtRatio(closedAtOpenBatch)} req/s`,
+      );
+    }
+
+    console.log(
       `\nraw better-sqlite3 (bank_postings only, ${RAW_ROWS_PER_TRANSACTION} rows/transaction, WAL, ` +
         `synchronous=FULL): ${fmtInt(rawPerSecond)} rec/s (${fmtInt(raw.records)} rows in ${fmtMs(raw.ms)} ms)`,
     );
@@ -431,7 +525,9 @@ async function main(): Promise<void> {
     const at1000 = results.get(1000);
     const at100 = results.get(100);
     const ratioToRaw = (at1000?.endpoint.recordsPerSecond ?? Number.NaN) / rawPerSecond;
-    const p99At100 = at100?.endpoint.p99 ?? Number.NaN;
+    const closedP99At100 = at100?.endpoint.p99 ?? Number.NaN;
+    const openP99At100 = open?.endpoint.p99 ?? Number.NaN;
+    const openErrors = open?.endpoint.result.errors ?? 0;
     const verdict = (ok: boolean) => (ok ? 'MET' : 'NOT MET');
     console.log('\naims');
     console.log(
@@ -439,8 +535,14 @@ async function main(): Promise<void> {
         `  (aim >= ${AIM_RATIO_TO_RAW}): ${verdict(ratioToRaw >= AIM_RATIO_TO_RAW)}`,
     );
     console.log(
-      `  endpoint p99 at batch 100 = ${fmtMs(p99At100)} ms` +
-        `  (aim <= ${AIM_P99_BATCH_100_MS} ms): ${verdict(p99At100 <= AIM_P99_BATCH_100_MS)}`,
+      `  endpoint p99 at batch 100, open loop at ${fmtRatio(openRate)} req/s = ${fmtMs(openP99At100)} ms` +
+        (openErrors > 0 ? ` with ${openErrors} error(s)` : '') +
+        `  (aim <= ${AIM_P99_BATCH_100_MS} ms, no errors): ` +
+        verdict(openP99At100 <= AIM_P99_BATCH_100_MS && openErrors === 0),
+    );
+    console.log(
+      `  (for information, not judged: closed-loop p99 at batch 100 with ${CONNECTIONS} connections = ` +
+        `${fmtMs(closedP99At100)} ms, ~${CONNECTIONS} x service time)`,
     );
 
     const perBatch = (ms: number) => fmtMs(ms / Math.max(1, steps.batches));
