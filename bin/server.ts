@@ -3,6 +3,7 @@ import { HOSTS, type HostName } from '../core/config.ts';
 import { assertNoDemoSecrets, createDeps, seedDemoData } from '../core/bootstrap.ts';
 import { listen } from '../core/http/serve.ts';
 import { createWebApp } from '../ingest/web-app.ts';
+import { createInProcessRelay } from '../pipeline/relay.ts';
 import { runMain } from './run-main.ts';
 
 await runMain(async () => {
@@ -31,10 +32,14 @@ await runMain(async () => {
   }
   const listening = await listen(entries);
   for (const server of listening.servers) logger.info({ hosts: server.name, url: server.url }, 'listening');
+  // Embedded mode: the pipeline's jobs run in this process, fed from the outbox.
+  const relay = createInProcessRelay(deps);
+  relay.start();
 
   return async () => {
     shuttingDown = true;
     await listening.close(config.shutdownGraceMs);
+    await relay.stop();
     deps.store.close();
   };
 });

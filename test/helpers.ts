@@ -31,7 +31,11 @@ export interface TestApp {
 }
 
 /** The real web app (all hosts on one port) over a fresh SQLite file, seeded with the demo data. */
-export async function startApp(t: TestContext, env: Record<string, string> = {}): Promise<TestApp> {
+export async function startApp(
+  t: TestContext,
+  env: Record<string, string> = {},
+  overrides: Partial<Deps> = {},
+): Promise<TestApp> {
   const dataDir = tempDir(t);
   const lines: string[] = [];
   const sink = new Writable({
@@ -42,7 +46,7 @@ export async function startApp(t: TestContext, env: Record<string, string> = {})
   });
   const deps = createDeps(
     { DATA_DIR: dataDir, SEED_DEMO: 'true', ...env },
-    { logger: createLogger(env.LOG_LEVEL ?? 'info', sink) },
+    { logger: createLogger(env.LOG_LEVEL ?? 'info', sink), ...overrides },
   );
   await seedDemoData(deps.store, new Date());
   const listening = await listen([

@@ -1,5 +1,6 @@
 import type { Db } from './db.ts';
 import { newId } from '../ids.ts';
+import { outboxWriter } from './outbox.ts';
 import type { BankRecordResult, BankWebhookResponse } from '../../schemas/index.ts';
 
 export type PostingStatus = 'success' | 'pending' | 'failed';
@@ -62,6 +63,9 @@ interface CurrentPosting {
  */
 const GROUP_COMMIT_MAX_RECORDS = 5000;
 
+/** The queue that normalises a stored batch (pipeline/jobs/normalise.ts). */
+export const NORMALISE_QUEUE = 'normalise';
+
 /** Bank postings: the batch ingest and its reads. */
 export function bankPostingsRepository(db: Db) {
   const insertBatch = db.prepare<[string, string, string, string, string, Buffer, string, number]>(
@@ -104,6 +108,8 @@ export function bankPostingsRepository(db: Db) {
        DO UPDATE SET last_seen_at = excluded.last_seen_at, seen_count = seen_count + 1
      RETURNING id`,
   );
+
+  const writeOutbox = outboxWriter(db);
 
   function judge(
     record: PreparedRecord,
@@ -214,6 +220,8 @@ export function bankPostingsRepository(db: Db) {
     };
     const { accepted, duplicate, updated, conflict } = summary;
     finishBatch.run(accepted, duplicate, updated, conflict, JSON.stringify(response), batchId);
+    // The work this batch causes commits with it (transactional outbox): the pipeline normalises it.
+    if (accepted + updated > 0) writeOutbox(NORMALISE_QUEUE, `normalise:${batchId}`, { batchId }, at);
     return response;
   }
 

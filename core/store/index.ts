@@ -3,9 +3,15 @@ import { partnersRepository } from './partners.ts';
 import { bankPostingsRepository } from './bank-postings.ts';
 import { anomaliesRepository } from './anomalies.ts';
 import { agenciesRepository } from './agencies.ts';
+import { outboxRepository } from './outbox.ts';
+import { pipelineRepository } from './pipeline.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
+export { NORMALISE_QUEUE } from './bank-postings.ts';
 export type { AnomalyRow } from './anomalies.ts';
+export type { OutboxRow, QueueStats } from './outbox.ts';
+export type { NormalisedFields, BatchVersion, LedgerEntry, Job } from './pipeline.ts';
+export { TEST_SINK } from './pipeline.ts';
 export type { PartnerSummary, PartnerPasswordRow } from './partners.ts';
 
 /**
@@ -18,6 +24,8 @@ export interface Store {
   readonly bankPostings: ReturnType<typeof bankPostingsRepository>;
   readonly anomalies: ReturnType<typeof anomaliesRepository>;
   readonly agencies: ReturnType<typeof agenciesRepository>;
+  readonly outbox: ReturnType<typeof outboxRepository>;
+  readonly pipeline: ReturnType<typeof pipelineRepository>;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
   close(): void;
@@ -32,6 +40,8 @@ export function openStore(file: string): Store {
     bankPostings: bankPostingsRepository(db),
     anomalies: anomaliesRepository(db),
     agencies: agenciesRepository(db),
+    outbox: outboxRepository(db),
+    pipeline: pipelineRepository(db),
     async ping() {
       db.prepare('SELECT 1').get();
     },

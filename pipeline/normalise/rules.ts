@@ -1,4 +1,5 @@
 import type { BankTransaction } from '../../schemas/index.ts';
+import type { NormalisedFields } from '../../core/store/index.ts';
 import { ringgitNumberToSen, ringgitStringToSen } from '../../core/money.ts';
 import { businessDate, parseOffsetDateTime } from '../../core/time.ts';
 
@@ -23,28 +24,7 @@ const CANONICAL_TYPE: Record<string, string> = { zakat_fitrah: 'fitrah' };
 const FITRAH = 'fitrah';
 
 /** A bank record in canonical form, with its flags. Strings trimmed, emails lower-case, money in sen. */
-export interface NormalisedRecord {
-  orderno: string;
-  bankAgency: string;
-  status: 'success' | 'pending' | 'failed';
-  amountSen: number;
-  name: string;
-  email: string;
-  timeUtc: string;
-  businessDate: string;
-  zakatName: string | null;
-  icNo: string | null;
-  phone: string | null;
-  state: string | null;
-  typeRaw: string | null;
-  type: string | null;
-  year: string | null;
-  address: string | null;
-  postcode: string | null;
-  city: string | null;
-  zakatAmountSen: number | null;
-  rateSen: number | null;
-  dependants: number | null;
+export interface NormalisedRecord extends NormalisedFields {
   exceptions: ExceptionCode[];
 }
 

@@ -1,11 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { DEMO_PASSWORD, bankRecord, tempDir } from '../helpers.ts';
 import { startServer } from './processes.ts';
 
 test('npm start serves every host on one port, with the demo password seeded', async (t) => {
-  const server = await startServer({ DATA_DIR: tempDir(t) });
+  const dataDir = tempDir(t);
+  const server = await startServer({ DATA_DIR: dataDir });
   t.after(() => server.child.kill('SIGKILL'));
   const health = await fetch(`${server.url}/health`);
   assert.deepEqual(await health.json(), { status: 'ok' });
@@ -17,6 +20,17 @@ test('npm start serves every host on one port, with the demo password seeded', a
     body: JSON.stringify({ transactions: [bankRecord()] }),
   });
   assert.equal(posted.status, 200);
+
+  // The in-process pipeline picks the batch up from the outbox and fills the agency's ledger.
+  const db = new Database(path.join(dataDir, 'amil.db'), { readonly: true });
+  t.after(() => db.close());
+  const ledgerRows = () => db.prepare("SELECT count(*) FROM ledger_entries WHERE sink = 'LZS'").pluck().get();
+  for (let waited = 0; ledgerRows() === 0 && waited < 10_000; waited += 50) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(ledgerRows(), 1);
+  assert.equal(db.prepare('SELECT count(*) FROM outbox WHERE sent_at IS NULL').pluck().get(), 0);
+
   server.child.kill('SIGTERM');
   assert.equal((await server.exited).code, 0);
 });

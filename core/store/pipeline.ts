@@ -1,0 +1,188 @@
+import type { Db } from './db.ts';
+import { outboxWriter } from './outbox.ts';
+import { businessDate } from '../time.ts';
+
+/** A bank record in canonical form, with its exception codes (what pipeline/normalise produces). */
+export interface NormalisedFields {
+  orderno: string;
+  bankAgency: string;
+  status: 'success' | 'pending' | 'failed';
+  amountSen: number;
+  name: string;
+  email: string;
+  timeUtc: string;
+  businessDate: string;
+  zakatName: string | null;
+  icNo: string | null;
+  phone: string | null;
+  state: string | null;
+  typeRaw: string | null;
+  type: string | null;
+  year: string | null;
+  address: string | null;
+  postcode: string | null;
+  city: string | null;
+  zakatAmountSen: number | null;
+  rateSen: number | null;
+  dependants: number | null;
+  exceptions: string[];
+}
+
+/** One version of a posting that a batch brought in (accepted or updated). */
+export interface BatchVersion {
+  postingId: number;
+  version: number;
+  /** The record as received, canonical JSON. */
+  record: string;
+  /** The posting's business day (of its first version). */
+  businessDate: string;
+  /** The Kuala Lumpur day this version was received. */
+  receivedDate: string;
+  /** Where its ledger entry goes: an agency code, or TEST_SINK. */
+  sink: string;
+}
+
+/** The sink of the bank's live-test entries; `#` cannot start an agency code, so it never collides. */
+export const TEST_SINK = '#test';
+
+export interface Job {
+  queue: string;
+  jobId: string;
+  payload: unknown;
+}
+
+export interface LedgerEntry {
+  sink: string;
+  postingId: number;
+  version: number;
+  businessDate: string;
+  receivedDate: string;
+  isAdjustment: boolean;
+  status: string;
+  amountSen: number;
+  exceptions: string[];
+}
+
+/** What the pipeline reads and writes: normalised versions and the per-agency ledger. */
+export function pipelineRepository(db: Db) {
+  const writeOutbox = outboxWriter(db);
+  const insertNormalised = db.prepare(
+    `INSERT INTO normalised_postings (posting_id, version, batch_id, sink, orderno, bank_agency, status, amount_sen,
+       name, email, time_utc, business_date, received_date, zakat_name, ic_no, phone, state, type_raw, type, year,
+       address, postcode, city, zakat_amount_sen, rate_sen, dependants, exceptions, normalised_at)
+     VALUES (@postingId, @version, @batchId, @sink, @orderno, @bankAgency, @status, @amountSen, @name, @email,
+       @timeUtc, @businessDate, @receivedDate, @zakatName, @icNo, @phone, @state, @typeRaw, @type, @year,
+       @address, @postcode, @city, @zakatAmountSen, @rateSen, @dependants, @exceptionsJson, @at)
+     ON CONFLICT (posting_id, version) DO NOTHING`,
+  );
+  const insertLedger = db.prepare(
+    `INSERT INTO ledger_entries (sink, posting_id, version, business_date, received_date, is_adjustment, status,
+       amount_sen, exceptions, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (sink, posting_id, version) DO NOTHING`,
+  );
+
+  return {
+    /** The posting versions a webhook batch brought in, whether or not they were updated since. */
+    async batchVersions(batchId: string): Promise<BatchVersion[]> {
+      const rows = db
+        .prepare<
+          [string, string],
+          Omit<BatchVersion, 'sink' | 'receivedDate'> & {
+            receivedAt: string;
+            route: string;
+            agencyCode: string | null;
+          }
+        >(
+          // Version 1 lives in the posting row until the posting first changes, then in the history.
+          `SELECT v.posting_id AS postingId, v.version, v.record, v.received_at AS receivedAt,
+             p.business_date AS businessDate, p.route, p.agency_code AS agencyCode
+           FROM bank_posting_versions v JOIN bank_postings p ON p.id = v.posting_id
+           WHERE v.batch_id = ?
+           UNION ALL
+           SELECT id, 1, record, created_at, business_date, route, agency_code
+           FROM bank_postings WHERE first_batch_id = ? AND version = 1
+           ORDER BY 1, 2`,
+        )
+        .all(batchId, batchId);
+      return rows.map(({ receivedAt, route, agencyCode, ...row }) => ({
+        ...row,
+        receivedDate: businessDate(new Date(receivedAt)),
+        sink: route === 'test' || agencyCode === null ? TEST_SINK : agencyCode,
+      }));
+    },
+
+    /** Stores normalised versions and the jobs they cause, in one transaction. Re-running changes nothing. */
+    async saveNormalised(
+      rows: readonly (NormalisedFields &
+        Omit<BatchVersion, 'record' | 'businessDate'> & { batchId: string })[],
+      jobs: readonly Job[],
+      now: Date,
+    ): Promise<void> {
+      const at = now.toISOString();
+      db.transaction(() => {
+        for (const row of rows)
+          insertNormalised.run({ ...row, exceptionsJson: JSON.stringify(row.exceptions), at });
+        for (const job of jobs) writeOutbox(job.queue, job.jobId, job.payload, at);
+      }).immediate();
+    },
+
+    /** The normalised versions of a batch bound for one sink, as ledger entries. */
+    async ledgerEntriesFor(batchId: string, sink: string): Promise<LedgerEntry[]> {
+      return db
+        .prepare<[string, string], Omit<LedgerEntry, 'isAdjustment' | 'exceptions'> & { exceptions: string }>(
+          `SELECT sink, posting_id AS postingId, version, business_date AS businessDate,
+             received_date AS receivedDate, status, amount_sen AS amountSen, exceptions
+           FROM normalised_postings WHERE batch_id = ? AND sink = ? ORDER BY posting_id, version`,
+        )
+        .all(batchId, sink)
+        .map((row) => ({
+          ...row,
+          exceptions: JSON.parse(row.exceptions) as string[],
+          isAdjustment: row.version > 1 && row.receivedDate > row.businessDate,
+        }));
+    },
+
+    /** Appends ledger entries; an entry already there is left as it is. */
+    async appendLedger(entries: readonly LedgerEntry[], now: Date): Promise<void> {
+      const at = now.toISOString();
+      db.transaction(() => {
+        for (const e of entries) {
+          insertLedger.run(
+            e.sink,
+            e.postingId,
+            e.version,
+            e.businessDate,
+            e.receivedDate,
+            e.isAdjustment ? 1 : 0,
+            e.status,
+            e.amountSen,
+            JSON.stringify(e.exceptions),
+            at,
+          );
+        }
+      }).immediate();
+    },
+
+    /** A sink's ledger entries of a business day (or all), oldest first: for the workbook and tests. */
+    async ledger(sink: string, day?: string): Promise<LedgerEntry[]> {
+      return db
+        .prepare<
+          { sink: string; day: string | null },
+          Omit<LedgerEntry, 'isAdjustment' | 'exceptions'> & { isAdjustment: number; exceptions: string }
+        >(
+          `SELECT sink, posting_id AS postingId, version, business_date AS businessDate,
+             received_date AS receivedDate, is_adjustment AS isAdjustment, status, amount_sen AS amountSen, exceptions
+           FROM ledger_entries WHERE sink = @sink AND (@day IS NULL OR business_date = @day) ORDER BY posting_id, version`,
+        )
+        .all({ sink, day: day ?? null })
+        .map((row) => ({
+          ...row,
+          isAdjustment: row.isAdjustment === 1,
+          exceptions: JSON.parse(row.exceptions) as string[],
+        }));
+    },
+  };
+}
+
+export type PipelineRepository = ReturnType<typeof pipelineRepository>;

@@ -1,0 +1,110 @@
+import type { Deps } from '../core/deps.ts';
+import type { OutboxRow } from '../core/store/index.ts';
+import { jobFor } from './jobs/index.ts';
+import { PermanentJobError } from './jobs/types.ts';
+
+export interface RelayOptions {
+  /** How often the outbox is looked at when idle. */
+  pollMs: number;
+  /** Attempts before a job is failed for good (ops retry it with `amil queues retry`). */
+  maxAttempts: number;
+  /** First retry delay; doubled per attempt, with full jitter. */
+  backoffMs: number;
+}
+
+export const DEFAULT_RELAY_OPTIONS: RelayOptions = { pollMs: 500, maxAttempts: 8, backoffMs: 1000 };
+
+const ROWS_PER_LOOK = 500;
+
+/**
+ * The in-process runner (embedded mode, no Redis): takes outbox rows and runs their job processors in this
+ * process, marking a row sent only once its job has finished, so a crash at any point leaves the row to
+ * run again (and every job converges when run twice). Each queue runs on its own, one job at a time, so a
+ * slow or failing queue (one agency's ledger) never holds back another.
+ */
+export function createInProcessRelay(deps: Deps, options: RelayOptions = DEFAULT_RELAY_OPTIONS) {
+  const log = deps.logger.child({ component: 'relay' });
+  const busyQueues = new Map<string, Promise<void>>();
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = true;
+  let looking: Promise<number> | undefined;
+
+  async function runOne(row: OutboxRow): Promise<void> {
+    const now = () => deps.clock.now();
+    const job = jobFor(row.queue);
+    try {
+      if (!job) throw new PermanentJobError(`no job handles queue ${row.queue}`);
+      await job.process(JSON.parse(row.payload) as never, deps);
+      await deps.store.outbox.markSent(row.id, now());
+    } catch (err) {
+      const attempts = row.attempts + 1;
+      const permanent = err instanceof PermanentJobError || attempts >= options.maxAttempts;
+      const retryAt = permanent
+        ? undefined
+        : new Date(now().getTime() + Math.random() * options.backoffMs * 2 ** (attempts - 1));
+      log.warn({ err, queue: row.queue, job_id: row.jobId, attempts, permanent }, 'job failed');
+      await deps.store.outbox.markAttemptFailed(
+        row.id,
+        String((err as Error).message ?? err),
+        now(),
+        retryAt,
+      );
+    }
+  }
+
+  /** Starts a chain for every queue with pending rows that is not already running; returns rows seen. */
+  async function look(): Promise<number> {
+    const rows = await deps.store.outbox.pending(ROWS_PER_LOOK, deps.clock.now());
+    const byQueue = new Map<string, OutboxRow[]>();
+    for (const row of rows) {
+      if (busyQueues.has(row.queue)) continue;
+      byQueue.set(row.queue, [...(byQueue.get(row.queue) ?? []), row]);
+    }
+    for (const [queue, queueRows] of byQueue) {
+      const chain = (async () => {
+        for (const row of queueRows) await runOne(row);
+      })().finally(() => {
+        busyQueues.delete(queue);
+        if (!stopped) schedule(0);
+      });
+      busyQueues.set(queue, chain);
+    }
+    return rows.length;
+  }
+
+  function schedule(delay: number): void {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      looking = look().catch((err: unknown) => {
+        log.error({ err }, 'relay look failed');
+        return 0;
+      });
+      void looking.then(() => schedule(options.pollMs));
+    }, delay);
+  }
+
+  return {
+    start(): void {
+      stopped = false;
+      schedule(0);
+    },
+    /** Stops looking and waits for the jobs in flight to finish. */
+    async stop(): Promise<void> {
+      stopped = true;
+      clearTimeout(timer);
+      await looking;
+      await Promise.all(busyQueues.values());
+    },
+    /** Runs until the outbox has nothing ready (for tests, replays and the CLI). */
+    async drain(): Promise<void> {
+      for (;;) {
+        const seen = await look();
+        await Promise.all(busyQueues.values());
+        if (seen === 0) return;
+      }
+    },
+  };
+}
+
+export type InProcessRelay = ReturnType<typeof createInProcessRelay>;
