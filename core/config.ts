@@ -20,6 +20,10 @@ export interface Config {
   readonly seedDemo: boolean;
   readonly trustProxy: boolean;
   readonly shutdownGraceMs: number;
+  /** Redis for BullMQ; undefined runs the pipeline in-process (embedded mode). */
+  readonly redisUrl: string | undefined;
+  /** Key prefix of every BullMQ queue, so several deployments (or tests) can share one Redis. */
+  readonly queuePrefix: string;
   readonly webhook: {
     readonly maxBodyBytes: number;
     readonly maxRecords: number;
@@ -71,6 +75,13 @@ export const ENV_VARS: readonly EnvVar[] = [
     default: '10000',
     meaning: 'On SIGTERM/SIGINT, how long in-flight requests may finish before connections are cut',
   },
+  {
+    name: 'REDIS_URL',
+    default: '(unset)',
+    meaning:
+      'Redis for the BullMQ pipeline (`redis://host:6379`); unset runs the pipeline inside the web process (embedded mode)',
+  },
+  { name: 'QUEUE_PREFIX', default: 'amil', meaning: 'Key prefix of the BullMQ queues in Redis' },
   {
     name: 'WEBHOOK_MAX_BODY_BYTES',
     default: '5242880',
@@ -160,6 +171,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     seedDemo,
     trustProxy: bool('TRUST_PROXY', false),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000) ?? 10_000,
+    redisUrl: redisUrl(read('REDIS_URL'), problems),
+    queuePrefix: read('QUEUE_PREFIX') ?? 'amil',
     webhook: {
       maxBodyBytes:
         int('WEBHOOK_MAX_BODY_BYTES', 5 * 1024 * 1024, 1024, 512 * 1024 * 1024) ?? 5 * 1024 * 1024,
@@ -171,6 +184,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
+}
+
+function redisUrl(raw: string | undefined, problems: string[]): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^rediss?:\/\/[^\s]+$/.test(raw))
+    problems.push(`REDIS_URL must look like redis://host:6379 (got "${raw}")`);
+  return raw;
 }
 
 function parseRoutes(raw: string, problems: string[]): Record<string, BankRoute> {

@@ -2,6 +2,7 @@ import type { Deps } from '../core/deps.ts';
 import type { OutboxRow } from '../core/store/index.ts';
 import { jobFor } from './jobs/index.ts';
 import { PermanentJobError } from './jobs/types.ts';
+import type { PipelineRuntime } from './runtime.ts';
 
 export interface RelayOptions {
   /** How often the outbox is looked at when idle. */
@@ -22,7 +23,10 @@ const ROWS_PER_LOOK = 500;
  * run again (and every job converges when run twice). Each queue runs on its own, one job at a time, so a
  * slow or failing queue (one agency's ledger) never holds back another.
  */
-export function createInProcessRelay(deps: Deps, options: RelayOptions = DEFAULT_RELAY_OPTIONS) {
+export function createInProcessRelay(
+  deps: Deps,
+  options: RelayOptions = DEFAULT_RELAY_OPTIONS,
+): PipelineRuntime {
   const log = deps.logger.child({ component: 'relay' });
   const busyQueues = new Map<string, Promise<void>>();
   let timer: NodeJS.Timeout | undefined;
@@ -85,6 +89,7 @@ export function createInProcessRelay(deps: Deps, options: RelayOptions = DEFAULT
   }
 
   return {
+    kind: 'in-process',
     start(): void {
       stopped = false;
       schedule(0);
@@ -104,7 +109,24 @@ export function createInProcessRelay(deps: Deps, options: RelayOptions = DEFAULT
         if (seen === 0) return;
       }
     },
+    async counts() {
+      return (await deps.store.outbox.stats()).map((s) => ({
+        queue: s.queue,
+        waiting: s.waiting,
+        active: busyQueues.has(s.queue) ? 1 : 0,
+        delayed: 0,
+        failed: s.failed,
+        completed: s.sent,
+      }));
+    },
+    async failed() {
+      return (await deps.store.outbox.failed()).map((f) => ({
+        queue: f.queue,
+        jobId: f.jobId,
+        attempts: f.attempts,
+        error: f.lastError ?? '',
+      }));
+    },
+    retryFailed: (queue) => deps.store.outbox.retryFailed(queue),
   };
 }
-
-export type InProcessRelay = ReturnType<typeof createInProcessRelay>;

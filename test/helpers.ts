@@ -14,10 +14,29 @@ import type { BankTransaction } from '../schemas/index.ts';
 export const DEMO_PASSWORD = 'demo-bank-password';
 export const REPO_ROOT = path.resolve(import.meta.dirname, '..');
 
+const cleanups = new WeakMap<TestContext, (() => unknown)[]>();
+
+/**
+ * Runs `fn` when the test ends, last registered first (node:test's t.after runs first registered first,
+ * which would stop Redis or close the store before the pipeline using them).
+ */
+export function onCleanup(t: TestContext, fn: () => unknown): void {
+  let stack = cleanups.get(t);
+  if (!stack) {
+    const fresh: (() => unknown)[] = [];
+    cleanups.set(t, fresh);
+    t.after(async () => {
+      for (const cleanup of fresh.reverse()) await cleanup();
+    });
+    stack = fresh;
+  }
+  stack.push(fn);
+}
+
 /** A temp directory removed when the test ends. */
 export function tempDir(t: TestContext, prefix = 'amil-test-'): string {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  onCleanup(t, () => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
@@ -52,7 +71,7 @@ export async function startApp(
   const listening = await listen([
     { name: 'all', app: createWebApp(deps, ['base', 'reports', 'pay']), host: '127.0.0.1', port: 0 },
   ]);
-  t.after(async () => {
+  onCleanup(t, async () => {
     await listening.close(1000);
     deps.store.close();
   });

@@ -221,7 +221,7 @@ export function bankPostingsRepository(db: Db) {
     const { accepted, duplicate, updated, conflict } = summary;
     finishBatch.run(accepted, duplicate, updated, conflict, JSON.stringify(response), batchId);
     // The work this batch causes commits with it (transactional outbox): the pipeline normalises it.
-    if (accepted + updated > 0) writeOutbox(NORMALISE_QUEUE, `normalise:${batchId}`, { batchId }, at);
+    if (accepted + updated > 0) writeOutbox(NORMALISE_QUEUE, `normalise.${batchId}`, { batchId }, at);
     return response;
   }
 

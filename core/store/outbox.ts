@@ -39,6 +39,13 @@ export function outboxRepository(db: Db) {
         .all(now.toISOString(), limit);
     },
 
+    async markSentMany(ids: readonly number[], now: Date): Promise<void> {
+      const mark = db.prepare('UPDATE outbox SET sent_at = ?, last_error = NULL WHERE id = ?');
+      db.transaction(() => {
+        for (const id of ids) mark.run(now.toISOString(), id);
+      }).immediate();
+    },
+
     async markSent(id: number, now: Date): Promise<void> {
       db.prepare('UPDATE outbox SET sent_at = ?, last_error = NULL WHERE id = ?').run(now.toISOString(), id);
     },

@@ -32,7 +32,7 @@ export const normaliseJob: JobDefinition<NormaliseData> = {
     const sinks = [...new Set(rows.map((r) => r.sink))].sort();
     const jobs = sinks.map((sink) => ({
       queue: ledgerQueue(sink),
-      jobId: `${ledgerQueue(sink)}:${data.batchId}`,
+      jobId: `${ledgerQueue(sink)}.${data.batchId}`,
       payload: { batchId: data.batchId, sink },
     }));
     await deps.store.pipeline.saveNormalised(rows, jobs, deps.clock.now());

@@ -1,0 +1,247 @@
+import { Queue, UnrecoverableError, Worker, type JobsOptions } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Deps } from '../core/deps.ts';
+import type { OutboxRow } from '../core/store/index.ts';
+import { jobFor } from './jobs/index.ts';
+import { PermanentJobError } from './jobs/types.ts';
+import { pipelineQueueNames } from './queues.ts';
+import type { FailedJob, PipelineRuntime, QueueCounts } from './runtime.ts';
+
+/** Retries with exponential backoff and jitter; failed jobs are kept for ops (amil queues retry). */
+export const JOB_OPTIONS: JobsOptions = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
+  removeOnComplete: { age: 7 * 24 * 3600, count: 10_000 },
+  removeOnFail: false,
+};
+
+const ROWS_PER_LOOK = 500;
+
+function redisUrlOf(deps: Deps): string {
+  const url = deps.config.redisUrl;
+  if (!url) throw new Error('BullMQ needs REDIS_URL');
+  return url;
+}
+
+/**
+ * Queues for adding jobs. Their connection fails fast while Redis is down (no offline queue), so the relay
+ * notices at once and leaves the rows in the outbox.
+ */
+export function openQueues(deps: Deps): { get(name: string): Queue; close(): Promise<void> } {
+  const connection = new Redis(redisUrlOf(deps), { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  connection.on('error', () => undefined); // reported by the failing calls themselves
+  const queues = new Map<string, Queue>();
+  return {
+    get(name) {
+      let queue = queues.get(name);
+      if (!queue) {
+        queue = new Queue(name, { connection, prefix: deps.config.queuePrefix });
+        queue.on('error', () => undefined);
+        queues.set(name, queue);
+      }
+      return queue;
+    },
+    async close() {
+      await Promise.all([...queues.values()].map((q) => q.close()));
+      connection.disconnect();
+    },
+  };
+}
+
+/**
+ * Moves outbox rows to BullMQ with their deterministic job ids, then marks them sent. With Redis down the
+ * rows wait; when it returns they flow. A crash between add and mark re-adds a job id BullMQ already has,
+ * which it ignores (and the job converges if it ran anyway): nothing lost, nothing doubled.
+ */
+export function createBullRelay(
+  deps: Deps,
+  options: { pollMs: number; jobOptions: JobsOptions } = { pollMs: 500, jobOptions: JOB_OPTIONS },
+) {
+  const log = deps.logger.child({ component: 'bull-relay' });
+  const queues = openQueues(deps);
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = true;
+  let running: Promise<number> | undefined;
+  let redisDown = false;
+
+  async function handOver(): Promise<number> {
+    const rows = await deps.store.outbox.pending(ROWS_PER_LOOK, deps.clock.now());
+    const byQueue = new Map<string, OutboxRow[]>();
+    for (const row of rows) byQueue.set(row.queue, [...(byQueue.get(row.queue) ?? []), row]);
+    for (const [name, queueRows] of byQueue) {
+      await queues.get(name).addBulk(
+        queueRows.map((row) => ({
+          name,
+          data: JSON.parse(row.payload) as unknown,
+          opts: { ...options.jobOptions, jobId: row.jobId },
+        })),
+      );
+      await deps.store.outbox.markSentMany(
+        queueRows.map((r) => r.id),
+        deps.clock.now(),
+      );
+    }
+    return rows.length;
+  }
+
+  function schedule(delay: number): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = handOver().then(
+        (n) => {
+          if (redisDown) log.info('redis is back: the outbox flows again');
+          redisDown = false;
+          return n;
+        },
+        (err: unknown) => {
+          if (!redisDown) log.warn({ err }, 'cannot reach redis: postings wait in the outbox');
+          redisDown = true;
+          return 0;
+        },
+      );
+      void running.then((n) => schedule(n === ROWS_PER_LOOK ? 0 : options.pollMs));
+    }, delay);
+  }
+
+  return {
+    start(): void {
+      stopped = false;
+      schedule(0);
+    },
+    async stop(): Promise<void> {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+      await queues.close();
+    },
+    /** One hand-over now (tests and the CLI). */
+    handOver,
+    queues,
+  };
+}
+
+/**
+ * A BullMQ worker per pipeline queue, each running the same processors as the in-process runner. Several
+ * worker processes may run against one Redis. A PermanentJobError fails the job at once (UnrecoverableError).
+ * Jobs are short synchronous SQLite work (a batch of at most 5,000 records), far inside the lock duration,
+ * so lock renewal is never starved.
+ */
+export function createBullWorkers(
+  deps: Deps,
+  queueNames: readonly string[] = pipelineQueueNames(deps.config),
+) {
+  const log = deps.logger.child({ component: 'bull-worker' });
+  const workers = queueNames.map((name) => {
+    const definition = jobFor(name);
+    if (!definition) throw new Error(`no job handles queue ${name}`);
+    const worker = new Worker(
+      name,
+      async (job) => {
+        try {
+          await definition.process(job.data as never, deps);
+        } catch (err) {
+          if (err instanceof PermanentJobError) throw new UnrecoverableError(err.message);
+          throw err;
+        }
+      },
+      {
+        connection: new Redis(redisUrlOf(deps), { maxRetriesPerRequest: null }),
+        prefix: deps.config.queuePrefix,
+        concurrency: 1,
+        lockDuration: 60_000,
+        autorun: false,
+      },
+    );
+    worker.on('failed', (job, err) =>
+      log.warn({ err, queue: name, job_id: job?.id, attempts: job?.attemptsMade }, 'job failed'),
+    );
+    worker.on('error', (err) => log.warn({ err, queue: name }, 'worker error'));
+    return worker;
+  });
+  return {
+    start(): void {
+      for (const worker of workers) void worker.run();
+    },
+    /** Finishes the jobs in flight (or hands them back when the grace runs out), then disconnects. */
+    async stop(): Promise<void> {
+      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all(workers.map(async (w) => (await w.client).disconnect()));
+    },
+  };
+}
+
+export interface BullRuntimeOptions {
+  pollMs: number;
+  jobOptions: JobsOptions;
+  /** Run workers in this process too (the worker process and tests do; `amil queues` does not). */
+  withWorkers: boolean;
+}
+
+/** The BullMQ pipeline: the outbox relay, and (optionally) a worker per queue. */
+export function createBullRuntime(
+  deps: Deps,
+  options: BullRuntimeOptions = { pollMs: 500, jobOptions: JOB_OPTIONS, withWorkers: true },
+): PipelineRuntime {
+  const relay = createBullRelay(deps, options);
+  const workers = options.withWorkers ? createBullWorkers(deps) : undefined;
+  const names = pipelineQueueNames(deps.config);
+
+  async function counts(): Promise<QueueCounts[]> {
+    return Promise.all(
+      names.map(async (queue) => {
+        const c = await relay.queues
+          .get(queue)
+          .getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized');
+        return {
+          queue,
+          waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
+          active: c.active ?? 0,
+          delayed: c.delayed ?? 0,
+          failed: c.failed ?? 0,
+          completed: c.completed ?? 0,
+        };
+      }),
+    );
+  }
+
+  return {
+    kind: 'bullmq',
+    start() {
+      relay.start();
+      workers?.start();
+    },
+    async stop() {
+      await workers?.stop();
+      await relay.stop();
+    },
+    async drain() {
+      for (;;) {
+        const handed = await relay.handOver();
+        const busy = (await counts()).some((c) => c.waiting + c.active + c.delayed > 0);
+        const waiting = (await deps.store.outbox.pending(1, deps.clock.now())).length;
+        if (handed === 0 && !busy && waiting === 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    counts,
+    async failed(): Promise<FailedJob[]> {
+      const lists = await Promise.all(names.map((name) => relay.queues.get(name).getFailed()));
+      return lists.flat().map((job) => ({
+        queue: job.queueName,
+        jobId: job.id ?? '',
+        attempts: job.attemptsMade,
+        error: job.failedReason,
+      }));
+    },
+    async retryFailed(queue) {
+      let retried = 0;
+      for (const name of names.filter((n) => queue === undefined || n === queue)) {
+        for (const job of await relay.queues.get(name).getFailed()) {
+          await job.retry('failed');
+          retried += 1;
+        }
+      }
+      return retried;
+    },
+  };
+}

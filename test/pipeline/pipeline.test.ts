@@ -1,0 +1,185 @@
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { REPO_ROOT, bankRecord, fitrahRecord, onCleanup, startApp, type TestApp } from '../helpers.ts';
+import { startRedis, type TestRedis } from '../support/redis.ts';
+import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createBullRuntime } from '../../pipeline/bullmq.ts';
+import { normaliseJob } from '../../pipeline/jobs/normalise.ts';
+import { ledgerJob } from '../../pipeline/jobs/ledger.ts';
+import type { PipelineRuntime } from '../../pipeline/runtime.ts';
+import type { BankWebhookResponse } from '../../schemas/index.ts';
+import { fixedClock, type Clock } from '../../core/clock.ts';
+
+const DAY_DIR = path.join(REPO_ROOT, 'fixtures/days/2026-11-20');
+
+interface Pipeline {
+  app: TestApp;
+  runtime: PipelineRuntime;
+  redis?: TestRedis;
+}
+
+/** The app with a pipeline runtime of the given kind; both share every test below. */
+type Backend = (t: TestContext, clock?: Clock) => Promise<Pipeline>;
+
+const BACKENDS: Record<string, Backend> = {
+  'in-process': async (t, clock) => {
+    const app = await startApp(t, {}, clock ? { clock } : {});
+    // No backoff, so drain() sees every retry at once.
+    return { app, runtime: createInProcessRelay(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 0 }) };
+  },
+  bullmq: async (t, clock) => {
+    const redis = await startRedis(t);
+    const app = await startApp(
+      t,
+      { REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix },
+      clock ? { clock } : {},
+    );
+    const runtime = createBullRuntime(app.deps, {
+      pollMs: 20,
+      jobOptions: { attempts: 3, backoff: { type: 'fixed', delay: 5 }, removeOnFail: false },
+      withWorkers: true,
+    });
+    runtime.start();
+    onCleanup(t, () => runtime.stop());
+    return { app, runtime, redis };
+  },
+};
+
+async function postDay(app: TestApp): Promise<BankWebhookResponse[]> {
+  const files = readdirSync(DAY_DIR)
+    .filter((f) => /^\d\d-.+\.json$/.test(f))
+    .sort();
+  const out: BankWebhookResponse[] = [];
+  for (const file of files) {
+    const response = await app.postBatch(readFileSync(path.join(DAY_DIR, file)));
+    assert.equal(response.status, 200);
+    out.push((await response.json()) as BankWebhookResponse);
+  }
+  return out;
+}
+
+for (const [kind, backend] of Object.entries(BACKENDS)) {
+  test(`[${kind}] the fixture day flows to per-agency ledgers, BANK tests to the test sink`, async (t) => {
+    // Posted on the day itself, as the bank would.
+    const { app, runtime } = await backend(t, fixedClock('2026-11-20T21:00:00+08:00'));
+    await postDay(app);
+    await runtime.drain();
+    const { pipeline } = app.deps.store;
+    const lzs = await pipeline.ledger('LZS', '2026-11-20');
+    const ppz = await pipeline.ledger('PPZ', '2026-11-20');
+    // 16 LZS and 12 PPZ postings; the two pending ones that changed have a second entry each.
+    assert.equal(new Set(lzs.map((e) => e.postingId)).size, 16);
+    assert.equal(new Set(ppz.map((e) => e.postingId)).size, 12);
+    assert.equal(lzs.length + ppz.length, 28 + 2);
+    assert.equal((await pipeline.ledger('#test')).length, 2);
+    assert.ok(
+      [...lzs, ...ppz].every((e) => !e.isAdjustment),
+      'same-day changes are not adjustments',
+    );
+    assert.equal(
+      ppz.filter((e) => e.exceptions.includes('FITRAH_MISMATCH')).length,
+      1,
+      'flagged, not dropped',
+    );
+    assert.deepEqual(await runtime.failed(), []);
+  });
+
+  test(`[${kind}] the same jobs processed twice leave the same ledger`, async (t) => {
+    const { app, runtime } = await backend(t);
+    const [first] = await postDay(app);
+    await runtime.drain();
+    const before = await app.deps.store.pipeline.ledger('LZS');
+    const batchId = first?.batch_id ?? '';
+    await normaliseJob.process({ batchId }, app.deps);
+    await ledgerJob.process({ batchId, sink: 'LZS' }, app.deps);
+    await ledgerJob.process({ batchId, sink: 'LZS' }, app.deps);
+    assert.deepEqual(await app.deps.store.pipeline.ledger('LZS'), before);
+  });
+
+  test(`[${kind}] a relay killed between commit and hand-over: the posting reaches the ledger exactly once`, async (t) => {
+    const { app, runtime } = await backend(t);
+    await runtime.stop(); // nothing runs: the work waits in the outbox, committed with the posting
+    assert.equal((await app.postBatch({ transactions: [bankRecord()] })).status, 200);
+    const [row] = await app.deps.store.outbox.pending(10, new Date());
+    assert.equal(row?.queue, 'normalise');
+    // The job had run but its "sent" mark was lost in the crash: it runs again on restart and converges.
+    await normaliseJob.process(JSON.parse(row.payload) as { batchId: string }, app.deps);
+    const restarted = kind === 'bullmq' ? createBullRuntime(app.deps) : createInProcessRelay(app.deps);
+    restarted.start();
+    onCleanup(t, () => restarted.stop());
+    await restarted.drain();
+    const ledger = await app.deps.store.pipeline.ledger('LZS');
+    assert.deepEqual(
+      ledger.map((e) => e.amountSen),
+      [15050],
+    );
+  });
+
+  test(`[${kind}] a pending that succeeds on a later day is an adjustment of its own day`, async (t) => {
+    const clock = fixedClock('2026-11-19T22:05:00+08:00');
+    const { app, runtime } = await backend(t, clock);
+    const pending = fitrahRecord({ status: 'pending', time: '2026-11-19T22:00:00+08:00' });
+    await app.postBatch({ transactions: [pending] });
+    await runtime.drain();
+    clock.set('2026-11-20T08:05:00+08:00'); // the update arrives the next morning
+    await app.postBatch({
+      transactions: [{ ...pending, status: 'success', time: '2026-11-20T08:00:00+08:00' }],
+    });
+    await runtime.drain();
+    const entries = await app.deps.store.pipeline.ledger('LZS', '2026-11-19');
+    assert.deepEqual(
+      entries.map((e) => [e.version, e.status, e.isAdjustment]),
+      [
+        [1, 'pending', false],
+        [2, 'success', true],
+      ],
+    );
+  });
+
+  test(`[${kind}] a ledger failing for LZS does not hold back PPZ; once fixed and retried, LZS catches up`, async (t) => {
+    const { app, runtime } = await backend(t);
+    const db = new Database(app.deps.store.file);
+    onCleanup(t, () => db.close());
+    db.exec(`CREATE TRIGGER lzs_down BEFORE INSERT ON ledger_entries WHEN NEW.sink = 'LZS'
+             BEGIN SELECT RAISE(ABORT, 'LZS ledger down'); END`);
+    await app.postBatch({
+      transactions: [bankRecord({ agency: 'BANKLZS' }), bankRecord({ agency: 'BANKPPZ' })],
+    });
+    await runtime.drain();
+    assert.equal((await app.deps.store.pipeline.ledger('PPZ')).length, 1);
+    assert.equal((await app.deps.store.pipeline.ledger('LZS')).length, 0);
+    const failed = await runtime.failed();
+    assert.deepEqual(
+      failed.map((f) => [f.queue, f.attempts]),
+      [['ledger-LZS', 3]],
+    );
+    assert.match(failed[0]?.error ?? '', /LZS ledger down/);
+
+    db.exec('DROP TRIGGER lzs_down');
+    assert.equal(await runtime.retryFailed('ledger-LZS'), 1);
+    await runtime.drain();
+    assert.equal((await app.deps.store.pipeline.ledger('LZS')).length, 1);
+    assert.deepEqual(await runtime.failed(), []);
+  });
+}
+
+test('[bullmq] Redis down: 1,000 postings wait in the outbox, and all reach the ledger once it is back', async (t) => {
+  const { app, runtime, redis } = await BACKENDS.bullmq!(t);
+  await redis?.stop();
+  const records = Array.from({ length: 1000 }, () => bankRecord());
+  for (let i = 0; i < records.length; i += 100) {
+    const response = await app.postBatch({ transactions: records.slice(i, i + 100) });
+    assert.equal(response.status, 200, 'the webhook does not need Redis');
+  }
+  await new Promise((resolve) => setTimeout(resolve, 200)); // the relay tries, and fails, meanwhile
+  assert.equal((await app.deps.store.outbox.pending(100, new Date())).length, 10, 'nothing was lost');
+
+  await redis?.start();
+  await runtime.drain();
+  const ledger = await app.deps.store.pipeline.ledger('LZS');
+  assert.equal(ledger.length, 1000);
+  assert.equal(new Set(ledger.map((e) => e.postingId)).size, 1000, 'none doubled');
+});
