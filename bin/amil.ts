@@ -6,9 +6,14 @@ import { createDeps } from '../core/bootstrap.ts';
 import { createLogger } from '../core/logger.ts';
 import { generatePassword, hashPassword } from '../core/passwords.ts';
 import type { Deps } from '../core/deps.ts';
+import { createBullRuntime, JOB_OPTIONS } from '../pipeline/bullmq.ts';
+import { createInProcessRelay } from '../pipeline/relay.ts';
+import type { PipelineRuntime } from '../pipeline/runtime.ts';
+import { runMain } from './run-main.ts';
+import { startWorker } from './start-worker.ts';
 
 const program = new Command('amil')
-  .description('Operate amil: partners, anomalies (later: agencies, keys, tokens, queues, replays)')
+  .description('Operate amil: partners, anomalies, pipeline queues and workers')
   .showHelpAfterError();
 
 let deps: Deps | undefined;
@@ -155,6 +160,61 @@ anomalies
     }
     print(`Anomaly ${id} resolved.`);
   });
+
+program
+  .command('worker')
+  .description('Run a pipeline worker (needs REDIS_URL); the same as npm run worker')
+  .action(async () => {
+    await runMain(startWorker);
+  });
+
+const queues = program
+  .command('queues')
+  .description(
+    'Pipeline queues: waiting, active, failed jobs (BullMQ with REDIS_URL, else the in-process outbox)',
+  )
+  .option('--json', 'machine-readable output')
+  .action(async (opts: { json?: boolean }) => {
+    await withRuntime(async (runtime) => {
+      const counts = await runtime.counts();
+      const failed = await runtime.failed();
+      if (opts.json) return printJson({ runtime: runtime.kind, counts, failed });
+      print(`runtime: ${runtime.kind}`);
+      print(
+        `${'queue'.padEnd(16)}${['waiting', 'active', 'delayed', 'failed', 'completed'].map((h) => h.padStart(10)).join('')}`,
+      );
+      for (const c of counts) {
+        print(
+          `${c.queue.padEnd(16)}${[c.waiting, c.active, c.delayed, c.failed, c.completed].map((n) => String(n).padStart(10)).join('')}`,
+        );
+      }
+      for (const f of failed)
+        print(`failed ${f.queue} ${f.jobId} after ${f.attempts} attempt(s): ${f.error}`);
+    });
+  });
+
+queues
+  .command('retry')
+  .description('Put failed jobs back in line (of one queue, or all)')
+  .argument('[queue]', 'e.g. ledger-LZS')
+  .action(async (queue: string | undefined) => {
+    await withRuntime(async (runtime) => {
+      print(`${await runtime.retryFailed(queue)} failed job(s) put back in line.`);
+    });
+  });
+
+/** The pipeline runtime this configuration uses, without running any job: to look and to retry. */
+async function withRuntime(use: (runtime: PipelineRuntime) => Promise<void>): Promise<void> {
+  const d = getDeps();
+  const runtime = d.config.redisUrl
+    ? createBullRuntime(d, { pollMs: 500, jobOptions: JOB_OPTIONS, withWorkers: false })
+    : createInProcessRelay(d);
+  try {
+    await use(runtime);
+  } finally {
+    await runtime.stop();
+  }
+}
 
 try {
   await program.parseAsync();

@@ -32,14 +32,15 @@ await runMain(async () => {
   }
   const listening = await listen(entries);
   for (const server of listening.servers) logger.info({ hosts: server.name, url: server.url }, 'listening');
-  // Embedded mode: the pipeline's jobs run in this process, fed from the outbox.
-  const relay = createInProcessRelay(deps);
-  relay.start();
+  // Embedded mode: the pipeline's jobs run in this process, fed from the outbox. With REDIS_URL set, worker
+  // processes (npm run worker) run them instead.
+  const relay = config.redisUrl ? undefined : createInProcessRelay(deps);
+  relay?.start();
 
   return async () => {
     shuttingDown = true;
     await listening.close(config.shutdownGraceMs);
-    await relay.stop();
+    await relay?.stop();
     deps.store.close();
   };
 });

@@ -87,3 +87,26 @@ test('amil anomalies list shows conflicts with both versions, and resolve closes
   );
   assert.equal((await runCli(['anomalies', 'resolve', id, '--note', 'again'], env)).code, 1);
 });
+
+test('amil queues in embedded mode reports the outbox, and queues retry puts failed jobs back', async (t) => {
+  const app = await startApp(t);
+  await app.postBatch({ transactions: [bankRecord()] });
+  const env = { DATA_DIR: app.dataDir };
+  const before = JSON.parse((await runCli(['queues', '--json'], env)).stdout) as {
+    runtime: string;
+    counts: { queue: string; waiting: number }[];
+  };
+  assert.equal(before.runtime, 'in-process');
+  assert.deepEqual(
+    before.counts.map((c) => [c.queue, c.waiting]),
+    [['normalise', 1]],
+  );
+
+  const [row] = await app.deps.store.outbox.pending(1, new Date());
+  await app.deps.store.outbox.markAttemptFailed(row?.id ?? 0, 'boom', new Date(), undefined);
+  const listed = await runCli(['queues'], env);
+  assert.match(listed.stdout, /failed normalise normalise\.bat_\w+ after 1 attempt\(s\): boom/);
+  const retried = await runCli(['queues', 'retry', 'normalise'], env);
+  assert.match(retried.stdout, /1 failed job\(s\) put back in line/);
+  assert.equal((await app.deps.store.outbox.pending(5, new Date())).length, 1);
+});

@@ -39,9 +39,18 @@ export interface RunningServer {
 
 /** Starts `bin/server.ts`, resolving once it logs its URL (or rejecting if it exits first). */
 export function startServer(env: Record<string, string>): Promise<RunningServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bin/server.ts')], {
+  return startProcess('bin/server.ts', { PORT: '0', ...env }, /"url":"(http:\/\/[^"]+)"/);
+}
+
+/** Starts `bin/worker.ts`, resolving once it says it started. */
+export function startWorkerProcess(env: Record<string, string>): Promise<RunningServer> {
+  return startProcess('bin/worker.ts', env, /"msg":"worker (started)"/);
+}
+
+function startProcess(script: string, env: Record<string, string>, ready: RegExp): Promise<RunningServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, script)], {
     cwd: REPO_ROOT,
-    env: baseEnv({ PORT: '0', LOG_LEVEL: 'info', ...env }),
+    env: baseEnv({ LOG_LEVEL: 'info', ...env }),
   });
   let stdout = '';
   let stderr = '';
@@ -52,9 +61,9 @@ export function startServer(env: Record<string, string>): Promise<RunningServer>
     child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout?.on('data', (d: Buffer) => {
       stdout += d.toString();
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
+      const match = ready.exec(stdout);
       if (match?.[1]) resolve({ child, url: match[1], output: () => stdout + stderr, exited });
     });
-    void exited.then((f) => reject(new Error(`server exited with ${f.code}: ${f.stderr}`)));
+    void exited.then((f) => reject(new Error(`${script} exited with ${f.code}: ${f.stderr}`)));
   });
 }

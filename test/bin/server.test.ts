@@ -76,7 +76,7 @@ test('a bad configuration lists every problem and exits 1', async (t) => {
   await assert.rejects(
     startServer({ DATA_DIR: dataDir, PORT: 'eighty', LOG_LEVEL: 'loud', WEBHOOK_MAX_RECORDS: '0' }),
     (err: Error) => {
-      assert.match(err.message, /exited with 1/);
+      assert.match(err.message, /server.ts exited with 1/);
       assert.match(err.message, /PORT must be an integer/);
       assert.match(err.message, /LOG_LEVEL must be one of/);
       assert.match(err.message, /WEBHOOK_MAX_RECORDS must be an integer from 1/);

@@ -1,0 +1,24 @@
+import { createDeps } from '../core/bootstrap.ts';
+import { ConfigError } from '../core/config.ts';
+import { createBullRuntime } from '../pipeline/bullmq.ts';
+import { pipelineQueueNames } from '../pipeline/queues.ts';
+
+/**
+ * A pipeline worker process (Redis mode): the outbox relay and a BullMQ worker per queue. Several may run
+ * against one Redis and one database. Returns its stop function.
+ */
+export function startWorker(): Promise<() => Promise<void>> {
+  const deps = createDeps();
+  if (!deps.config.redisUrl) {
+    throw new ConfigError([
+      'REDIS_URL is required by the worker (without it, embedded mode, the web process runs the pipeline itself)',
+    ]);
+  }
+  const runtime = createBullRuntime(deps);
+  runtime.start();
+  deps.logger.info({ queues: pipelineQueueNames(deps.config) }, 'worker started');
+  return Promise.resolve(async () => {
+    await runtime.stop();
+    deps.store.close();
+  });
+}

@@ -1,0 +1,53 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { DEMO_PASSWORD, bankRecord, onCleanup, tempDir } from '../helpers.ts';
+import { startRedis } from '../support/redis.ts';
+import { runCli, startServer, startWorkerProcess } from './processes.ts';
+
+test('with REDIS_URL, npm run worker runs the pipeline that npm start feeds, and amil queues shows it', async (t) => {
+  const redis = await startRedis(t);
+  const env = { DATA_DIR: tempDir(t), REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix };
+  const server = await startServer(env);
+  onCleanup(t, () => server.child.kill('SIGKILL'));
+  const worker = await startWorkerProcess(env);
+  onCleanup(t, () => worker.child.kill('SIGKILL'));
+
+  const posted = await fetch(`${server.url}/api/bank/webhook`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-password': DEMO_PASSWORD },
+    body: JSON.stringify({ transactions: [bankRecord(), bankRecord({ agency: 'BANKPPZ' })] }),
+  });
+  assert.equal(posted.status, 200);
+
+  const db = new Database(path.join(env.DATA_DIR, 'amil.db'), { readonly: true });
+  onCleanup(t, () => db.close());
+  const ledgerRows = () => db.prepare('SELECT count(*) FROM ledger_entries').pluck().get();
+  for (let waited = 0; ledgerRows() !== 2 && waited < 15_000; waited += 100) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(ledgerRows(), 2);
+
+  const queues = await runCli(['queues', '--json'], env);
+  assert.equal(queues.code, 0, queues.stderr);
+  const report = JSON.parse(queues.stdout) as {
+    runtime: string;
+    counts: { queue: string; completed: number }[];
+  };
+  assert.equal(report.runtime, 'bullmq');
+  assert.deepEqual(
+    report.counts.filter((c) => c.completed > 0).map((c) => c.queue),
+    ['normalise', 'ledger-LZS', 'ledger-PPZ'],
+  );
+
+  worker.child.kill('SIGTERM');
+  assert.equal((await worker.exited).code, 0, 'the worker shuts down gracefully');
+});
+
+test('the worker refuses to start without REDIS_URL, saying why', async (t) => {
+  await assert.rejects(
+    startWorkerProcess({ DATA_DIR: tempDir(t) }),
+    /worker.ts exited with 1.*REDIS_URL is required/s,
+  );
+});
