@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ENV_VARS } from '../core/config.ts';
 import { ERROR_CATALOGUE } from '../core/errors.ts';
+import { EXCEPTION_CODES } from '../pipeline/normalise/rules.ts';
 import { REPO_ROOT } from './helpers.ts';
 
 const read = (file: string) => readFileSync(path.join(REPO_ROOT, file), 'utf8');
@@ -49,4 +50,9 @@ test('the README shows the demo password that embedded mode seeds', () => {
     assert.ok(readme.includes(`\`${partner.password}\``), partner.password);
     assert.ok(readme.includes(`\`${partner.id}\``), partner.id);
   }
+});
+
+test('docs/exceptions.md documents every normalisation exception code', () => {
+  const documented = tableRows(read('docs/exceptions.md')).map(([code]) => code);
+  assert.deepEqual(documented.slice(1).sort(), Object.keys(EXCEPTION_CODES).sort());
 });
