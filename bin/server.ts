@@ -4,6 +4,7 @@ import { assertNoDemoSecrets, createDeps, seedDemoData } from '../core/bootstrap
 import { listen } from '../core/http/serve.ts';
 import { createWebApp } from '../ingest/web-app.ts';
 import { createInProcessRelay } from '../pipeline/relay.ts';
+import { queueBoard } from '../pipeline/queue-board.ts';
 import { runMain } from './run-main.ts';
 
 await runMain(async () => {
@@ -14,18 +15,22 @@ await runMain(async () => {
 
   let shuttingDown = false;
   const isShuttingDown = () => shuttingDown;
+  // Bull Board (Redis mode, behind the admin password) lives on the reports host.
+  const board = queueBoard(deps);
+  const middlewareFor = (hosts: readonly HostName[]) =>
+    board && hosts.includes('reports') ? [board.middleware] : [];
   const ownPort = HOSTS.filter((h) => config.hostPorts[h] !== undefined);
   const shared = HOSTS.filter((h) => config.hostPorts[h] === undefined);
   const entries = ownPort.map((host: HostName) => ({
     name: String(host),
-    app: createWebApp(deps, [host], { isShuttingDown }),
+    app: createWebApp(deps, [host], { isShuttingDown, middleware: middlewareFor([host]) }),
     host: config.host,
     port: config.hostPorts[host] ?? 0,
   }));
   if (shared.length > 0) {
     entries.push({
       name: shared.join('+'),
-      app: createWebApp(deps, shared, { isShuttingDown }),
+      app: createWebApp(deps, shared, { isShuttingDown, middleware: middlewareFor(shared) }),
       host: config.host,
       port: config.port,
     });
@@ -41,6 +46,7 @@ await runMain(async () => {
     shuttingDown = true;
     await listening.close(config.shutdownGraceMs);
     await relay?.stop();
+    await board?.close();
     deps.store.close();
   };
 });

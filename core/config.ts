@@ -24,6 +24,10 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** Key prefix of every BullMQ queue, so several deployments (or tests) can share one Redis. */
   readonly queuePrefix: string;
+  /** Password of the `admin` user of the admin pages (Bull Board); undefined disables them. */
+  readonly adminPassword: string | undefined;
+  /** Whether Bull Board may retry, promote or remove jobs (default: look only). */
+  readonly queueBoardWritable: boolean;
   readonly webhook: {
     readonly maxBodyBytes: number;
     readonly maxRecords: number;
@@ -82,6 +86,17 @@ export const ENV_VARS: readonly EnvVar[] = [
       'Redis for the BullMQ pipeline (`redis://host:6379`); unset runs the pipeline inside the web process (embedded mode)',
   },
   { name: 'QUEUE_PREFIX', default: 'amil', meaning: 'Key prefix of the BullMQ queues in Redis' },
+  {
+    name: 'ADMIN_PASSWORD',
+    default: 'demo-admin-password (unset in production)',
+    meaning:
+      'Password of user `admin` for the admin pages (Bull Board at `/admin/queues`, Redis mode); unset disables them',
+  },
+  {
+    name: 'QUEUE_BOARD_WRITABLE',
+    default: 'false',
+    meaning: 'Let Bull Board retry, promote and remove jobs; by default it only shows them',
+  },
   {
     name: 'WEBHOOK_MAX_BODY_BYTES',
     default: '5242880',
@@ -173,6 +188,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000) ?? 10_000,
     redisUrl: redisUrl(read('REDIS_URL'), problems),
     queuePrefix: read('QUEUE_PREFIX') ?? 'amil',
+    adminPassword: adminPassword(read('ADMIN_PASSWORD'), production, problems),
+    queueBoardWritable: bool('QUEUE_BOARD_WRITABLE', false),
     webhook: {
       maxBodyBytes:
         int('WEBHOOK_MAX_BODY_BYTES', 5 * 1024 * 1024, 1024, 512 * 1024 * 1024) ?? 5 * 1024 * 1024,
@@ -184,6 +201,17 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
+}
+
+/** The demo admin password, documented in the README: fine for a laptop, refused in production. */
+export const DEMO_ADMIN_PASSWORD = 'demo-admin-password';
+
+function adminPassword(raw: string | undefined, production: boolean, problems: string[]): string | undefined {
+  if (raw === undefined) return production ? undefined : DEMO_ADMIN_PASSWORD;
+  if (production && raw === DEMO_ADMIN_PASSWORD)
+    problems.push('ADMIN_PASSWORD must not be the demo password in production');
+  if (raw.length < 12) problems.push('ADMIN_PASSWORD needs at least 12 characters');
+  return raw;
 }
 
 function redisUrl(raw: string | undefined, problems: string[]): string | undefined {

@@ -18,7 +18,7 @@ const HOST_ROUTES: Record<HostName, readonly MountRoutes[]> = {
 export function createWebApp(
   deps: Deps,
   hosts: readonly HostName[],
-  options: { isShuttingDown?: () => boolean } = {},
+  options: { isShuttingDown?: () => boolean; middleware?: readonly Koa.Middleware[] } = {},
 ): Koa {
   return createHttpApp(deps, { mounts: hosts.flatMap((host) => HOST_ROUTES[host]), ...options });
 }

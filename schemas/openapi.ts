@@ -55,6 +55,21 @@ function paths(settings: OpenApiSettings): Json {
         },
       },
     },
+    '/admin/queues': {
+      servers: hostServer('reports_url'),
+      get: {
+        operationId: 'getQueueBoard',
+        tags: ['Operations'],
+        summary: 'Bull Board: the pipeline queues (Redis mode only; read-only unless QUEUE_BOARD_WRITABLE)',
+        description:
+          'An operator UI (HTML) with its JSON API under /admin/queues/api. User `admin`, password ADMIN_PASSWORD. Job data shows ids only.',
+        security: [{ adminBasic: [] }],
+        responses: {
+          '200': { description: 'The board', content: { 'text/html': {} } },
+          '401': problemResponse('Missing or wrong admin credentials.'),
+        },
+      },
+    },
     '/api/openapi.json': {
       get: {
         operationId: 'getOpenApi',
@@ -120,6 +135,7 @@ export function buildOpenApi(settings: OpenApiSettings): Json {
     components: {
       schemas: components,
       securitySchemes: {
+        adminBasic: { type: 'http', scheme: 'basic', description: 'User admin, password ADMIN_PASSWORD.' },
         partnerPassword: {
           type: 'apiKey',
           in: 'header',

@@ -15,6 +15,8 @@ export interface HttpAppOptions {
   mounts: readonly MountRoutes[];
   /** Set while shutting down, so /health answers 503 and load balancers move away. */
   isShuttingDown?: () => boolean;
+  /** Whole sub-apps mounted before the routes (e.g. the queue board), behind the shared error path. */
+  middleware?: readonly Koa.Middleware[];
 }
 
 /**
@@ -51,6 +53,7 @@ export function createHttpApp(deps: Deps, options: HttpAppOptions): Koa {
 
   app.use(requestContext(deps.logger));
   app.use(problemMiddleware(deps.logger));
+  for (const middleware of options.middleware ?? []) app.use(middleware);
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
