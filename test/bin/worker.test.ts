@@ -6,13 +6,15 @@ import { DEMO_PASSWORD, bankRecord, onCleanup, tempDir } from '../helpers.ts';
 import { startRedis } from '../support/redis.ts';
 import { runCli, startServer, startWorkerProcess } from './processes.ts';
 
-test('with REDIS_URL, npm run worker runs the pipeline that npm start feeds, and amil queues shows it', async (t) => {
+test('with REDIS_URL, two workers run the pipeline that npm start feeds, and amil queues shows it', async (t) => {
   const redis = await startRedis(t);
   const env = { DATA_DIR: tempDir(t), REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix };
   const server = await startServer(env);
   onCleanup(t, () => server.child.kill('SIGKILL'));
   const worker = await startWorkerProcess(env);
   onCleanup(t, () => worker.child.kill('SIGKILL'));
+  const second = await startWorkerProcess(env);
+  onCleanup(t, () => second.child.kill('SIGKILL'));
 
   const posted = await fetch(`${server.url}/api/bank/webhook`, {
     method: 'POST',
@@ -20,14 +22,22 @@ test('with REDIS_URL, npm run worker runs the pipeline that npm start feeds, and
     body: JSON.stringify({ transactions: [bankRecord(), bankRecord({ agency: 'BANKPPZ' })] }),
   });
   assert.equal(posted.status, 200);
+  for (let i = 0; i < 20; i += 1) {
+    const more = await fetch(`${server.url}/api/bank/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-password': DEMO_PASSWORD },
+      body: JSON.stringify({ transactions: [bankRecord(), bankRecord({ agency: 'BANKPPZ' })] }),
+    });
+    assert.equal(more.status, 200);
+  }
 
   const db = new Database(path.join(env.DATA_DIR, 'amil.db'), { readonly: true });
   onCleanup(t, () => db.close());
   const ledgerRows = () => db.prepare('SELECT count(*) FROM ledger_entries').pluck().get();
-  for (let waited = 0; ledgerRows() !== 2 && waited < 15_000; waited += 100) {
+  for (let waited = 0; ledgerRows() !== 42 && waited < 15_000; waited += 100) {
     await new Promise((r) => setTimeout(r, 100));
   }
-  assert.equal(ledgerRows(), 2);
+  assert.equal(ledgerRows(), 42, 'each posting once, however the two workers shared the jobs');
 
   const queues = await runCli(['queues', '--json'], env);
   assert.equal(queues.code, 0, queues.stderr);
@@ -42,7 +52,9 @@ test('with REDIS_URL, npm run worker runs the pipeline that npm start feeds, and
   );
 
   worker.child.kill('SIGTERM');
+  second.child.kill('SIGTERM');
   assert.equal((await worker.exited).code, 0, 'the worker shuts down gracefully');
+  assert.equal((await second.exited).code, 0);
 });
 
 test('the worker refuses to start without REDIS_URL, saying why', async (t) => {
