@@ -1,10 +1,10 @@
 import { Queue, UnrecoverableError, Worker, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Deps } from '../core/deps.ts';
-import type { OutboxRow } from '../core/store/index.ts';
 import { jobFor } from './jobs/index.ts';
 import { PermanentJobError } from './jobs/types.ts';
 import { pipelineQueueNames } from './queues.ts';
+import { byQueue, createPoller } from './poller.ts';
 import type { FailedJob, PipelineRuntime, QueueCounts } from './runtime.ts';
 
 /** Retries with exponential backoff and jitter; failed jobs are kept for ops (amil queues retry). */
@@ -59,16 +59,11 @@ export function createBullRelay(
 ) {
   const log = deps.logger.child({ component: 'bull-relay' });
   const queues = openQueues(deps);
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = true;
-  let running: Promise<number> | undefined;
   let redisDown = false;
 
   async function handOver(): Promise<number> {
     const rows = await deps.store.outbox.pending(ROWS_PER_LOOK, deps.clock.now());
-    const byQueue = new Map<string, OutboxRow[]>();
-    for (const row of rows) byQueue.set(row.queue, [...(byQueue.get(row.queue) ?? []), row]);
-    for (const [name, queueRows] of byQueue) {
+    for (const [name, queueRows] of byQueue(rows)) {
       await queues.get(name).addBulk(
         queueRows.map((row) => ({
           name,
@@ -84,34 +79,27 @@ export function createBullRelay(
     return rows.length;
   }
 
-  function schedule(delay: number): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = handOver().then(
+  const poller = createPoller(
+    () =>
+      handOver().then(
         (n) => {
           if (redisDown) log.info('redis is back: the outbox flows again');
           redisDown = false;
-          return n;
+          return { more: n === ROWS_PER_LOOK };
         },
         (err: unknown) => {
           if (!redisDown) log.warn({ err }, 'cannot reach redis: postings wait in the outbox');
           redisDown = true;
-          return 0;
+          return { more: false };
         },
-      );
-      void running.then((n) => schedule(n === ROWS_PER_LOOK ? 0 : options.pollMs));
-    }, delay);
-  }
+      ),
+    options.pollMs,
+  );
 
   return {
-    start(): void {
-      stopped = false;
-      schedule(0);
-    },
+    start: () => poller.start(),
     async stop(): Promise<void> {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
+      await poller.stop();
       await queues.close();
     },
     /** One hand-over now (tests and the CLI). */

@@ -3,6 +3,7 @@ import type { OutboxRow } from '../core/store/index.ts';
 import { jobFor } from './jobs/index.ts';
 import { PermanentJobError } from './jobs/types.ts';
 import type { PipelineRuntime } from './runtime.ts';
+import { byQueue, createPoller } from './poller.ts';
 
 export interface RelayOptions {
   /** How often the outbox is looked at when idle. */
@@ -29,9 +30,6 @@ export function createInProcessRelay(
 ): PipelineRuntime {
   const log = deps.logger.child({ component: 'relay' });
   const busyQueues = new Map<string, Promise<void>>();
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = true;
-  let looking: Promise<number> | undefined;
 
   async function runOne(row: OutboxRow): Promise<void> {
     const now = () => deps.clock.now();
@@ -59,46 +57,37 @@ export function createInProcessRelay(
   /** Starts a chain for every queue with pending rows that is not already running; returns rows seen. */
   async function look(): Promise<number> {
     const rows = await deps.store.outbox.pending(ROWS_PER_LOOK, deps.clock.now());
-    const byQueue = new Map<string, OutboxRow[]>();
-    for (const row of rows) {
-      if (busyQueues.has(row.queue)) continue;
-      byQueue.set(row.queue, [...(byQueue.get(row.queue) ?? []), row]);
-    }
-    for (const [queue, queueRows] of byQueue) {
+    for (const [queue, queueRows] of byQueue(rows)) {
+      if (busyQueues.has(queue)) continue;
       const chain = (async () => {
         for (const row of queueRows) await runOne(row);
       })().finally(() => {
         busyQueues.delete(queue);
-        if (!stopped) schedule(0);
+        poller.poke();
       });
       busyQueues.set(queue, chain);
     }
     return rows.length;
   }
 
-  function schedule(delay: number): void {
-    if (stopped) return;
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      looking = look().catch((err: unknown) => {
-        log.error({ err }, 'relay look failed');
-        return 0;
-      });
-      void looking.then(() => schedule(options.pollMs));
-    }, delay);
-  }
+  const poller = createPoller(
+    () =>
+      look().then(
+        () => ({ more: false }),
+        (err: unknown) => {
+          log.error({ err }, 'relay look failed');
+          return { more: false };
+        },
+      ),
+    options.pollMs,
+  );
 
   return {
     kind: 'in-process',
-    start(): void {
-      stopped = false;
-      schedule(0);
-    },
+    start: () => poller.start(),
     /** Stops looking and waits for the jobs in flight to finish. */
     async stop(): Promise<void> {
-      stopped = true;
-      clearTimeout(timer);
-      await looking;
+      await poller.stop();
       await Promise.all(busyQueues.values());
     },
     /** Runs until the outbox has nothing ready (for tests, replays and the CLI). */

@@ -1,0 +1,48 @@
+import type { OutboxRow } from '../core/store/index.ts';
+
+/**
+ * Calls `look` now and again: at once when it reports more work, else after `pollMs`. `look` must not
+ * reject (it logs its own failures). stop() waits for a look in progress.
+ */
+export function createPoller(look: () => Promise<{ more: boolean }>, pollMs: number) {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = true;
+  let running: Promise<unknown> | undefined;
+
+  function schedule(delay: number): void {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const current = look();
+      running = current;
+      void current.then(({ more }) => schedule(more ? 0 : pollMs));
+    }, delay);
+  }
+
+  return {
+    start(): void {
+      stopped = false;
+      schedule(0);
+    },
+    /** Looks again now rather than at the next tick. */
+    poke(): void {
+      schedule(0);
+    },
+    async stop(): Promise<void> {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+/** Outbox rows grouped by queue, each group in outbox order. */
+export function byQueue(rows: readonly OutboxRow[]): Map<string, OutboxRow[]> {
+  const groups = new Map<string, OutboxRow[]>();
+  for (const row of rows) {
+    const group = groups.get(row.queue);
+    if (group) group.push(row);
+    else groups.set(row.queue, [row]);
+  }
+  return groups;
+}
