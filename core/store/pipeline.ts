@@ -75,10 +75,13 @@ export function pipelineRepository(db: Db) {
        @address, @postcode, @city, @zakatAmountSen, @rateSen, @dependants, @exceptionsJson, @at)
      ON CONFLICT (posting_id, version) DO NOTHING`,
   );
-  const insertLedger = db.prepare(
+  // A version received on a later day than its posting's business day is an adjustment of that day.
+  const appendFromBatch = db.prepare(
     `INSERT INTO ledger_entries (sink, posting_id, version, business_date, received_date, is_adjustment, status,
        amount_sen, exceptions, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     SELECT sink, posting_id, version, business_date, received_date,
+       version > 1 AND received_date > business_date, status, amount_sen, exceptions, @at
+     FROM normalised_postings WHERE batch_id = @batchId AND sink = @sink
      ON CONFLICT (sink, posting_id, version) DO NOTHING`,
   );
 
@@ -127,41 +130,12 @@ export function pipelineRepository(db: Db) {
       }).immediate();
     },
 
-    /** The normalised versions of a batch bound for one sink, as ledger entries. */
-    async ledgerEntriesFor(batchId: string, sink: string): Promise<LedgerEntry[]> {
-      return db
-        .prepare<[string, string], Omit<LedgerEntry, 'isAdjustment' | 'exceptions'> & { exceptions: string }>(
-          `SELECT sink, posting_id AS postingId, version, business_date AS businessDate,
-             received_date AS receivedDate, status, amount_sen AS amountSen, exceptions
-           FROM normalised_postings WHERE batch_id = ? AND sink = ? ORDER BY posting_id, version`,
-        )
-        .all(batchId, sink)
-        .map((row) => ({
-          ...row,
-          exceptions: JSON.parse(row.exceptions) as string[],
-          isAdjustment: row.version > 1 && row.receivedDate > row.businessDate,
-        }));
-    },
-
-    /** Appends ledger entries; an entry already there is left as it is. */
-    async appendLedger(entries: readonly LedgerEntry[], now: Date): Promise<void> {
-      const at = now.toISOString();
-      db.transaction(() => {
-        for (const e of entries) {
-          insertLedger.run(
-            e.sink,
-            e.postingId,
-            e.version,
-            e.businessDate,
-            e.receivedDate,
-            e.isAdjustment ? 1 : 0,
-            e.status,
-            e.amountSen,
-            JSON.stringify(e.exceptions),
-            at,
-          );
-        }
-      }).immediate();
+    /**
+     * Appends a batch's normalised versions for one sink to that sink's ledger, in one statement; an entry
+     * already there is left as it is (the job may run twice).
+     */
+    async appendLedgerFromBatch(batchId: string, sink: string, now: Date): Promise<void> {
+      appendFromBatch.run({ batchId, sink, at: now.toISOString() });
     },
 
     /** A sink's ledger entries of a business day (or all), oldest first: for the workbook and tests. */

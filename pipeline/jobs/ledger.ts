@@ -22,7 +22,6 @@ export const ledgerJob: JobDefinition<LedgerData> = {
     if (typeof data.batchId !== 'string' || typeof data.sink !== 'string') {
       throw new PermanentJobError('ledger needs a batchId and a sink');
     }
-    const entries = await deps.store.pipeline.ledgerEntriesFor(data.batchId, data.sink);
-    await deps.store.pipeline.appendLedger(entries, deps.clock.now());
+    await deps.store.pipeline.appendLedgerFromBatch(data.batchId, data.sink, deps.clock.now());
   },
 };

@@ -19,16 +19,18 @@ export const normaliseJob: JobDefinition<NormaliseData> = {
   async process(data: NormaliseData, deps: Deps): Promise<void> {
     if (typeof data.batchId !== 'string') throw new PermanentJobError('normalise needs a batchId');
     const versions = await deps.store.pipeline.batchVersions(data.batchId);
-    const rows = versions.map((v) => ({
-      ...normaliseRecord(JSON.parse(v.record) as BankTransaction),
-      postingId: v.postingId,
-      version: v.version,
-      batchId: data.batchId,
-      sink: v.sink,
-      receivedDate: v.receivedDate,
-      // The posting's business day stays that of its first version, even when this one's time moved.
-      businessDate: v.businessDate,
-    }));
+    // Object.assign rather than a spread: copying 20-odd fields per record was a third of this job's time.
+    const rows = versions.map((v) =>
+      Object.assign(normaliseRecord(JSON.parse(v.record) as BankTransaction), {
+        postingId: v.postingId,
+        version: v.version,
+        batchId: data.batchId,
+        sink: v.sink,
+        receivedDate: v.receivedDate,
+        // The posting's business day stays that of its first version, even when this one's time moved.
+        businessDate: v.businessDate,
+      }),
+    );
     const sinks = [...new Set(rows.map((r) => r.sink))].sort();
     const jobs = sinks.map((sink) => ({
       queue: ledgerQueue(sink),

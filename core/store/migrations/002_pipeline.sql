@@ -15,6 +15,10 @@ CREATE TABLE outbox (
 ) STRICT;
 CREATE INDEX outbox_pending ON outbox (id) WHERE sent_at IS NULL AND failed_at IS NULL;
 
+-- The normalise job reads a batch's posting versions by batch id.
+CREATE INDEX bank_postings_by_first_batch ON bank_postings (first_batch_id);
+CREATE INDEX bank_posting_versions_by_batch ON bank_posting_versions (batch_id);
+
 -- Each version of a bank posting in canonical form, with its exception codes (pipeline/normalise).
 CREATE TABLE normalised_postings (
   posting_id        INTEGER NOT NULL REFERENCES bank_postings (id),
