@@ -33,7 +33,8 @@ export function queueBoard(deps: Deps): { middleware: Middleware; close(): Promi
   serverAdapter.setBasePath(QUEUE_BOARD_PATH);
   createBullBoard({ queues: adapters, serverAdapter });
   const guard = requireAdmin(adminPassword);
-  const board = serverAdapter.registerPlugin() as Middleware;
+  // Its typings come from an older @types/koa of its own; at run time it is a plain Koa middleware.
+  const board = serverAdapter.registerPlugin() as unknown as Middleware;
   const middleware: Middleware = async (ctx, next) => {
     if (ctx.path === QUEUE_BOARD_PATH || ctx.path.startsWith(`${QUEUE_BOARD_PATH}/`)) {
       await guard(ctx, async () => {
