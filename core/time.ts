@@ -22,7 +22,9 @@ export function parseOffsetDateTime(value: string): Date | undefined {
   if (!match) return undefined;
   const [, y, mo, d, h, mi, s, frac = '', zone, sign, oh, om] = match;
   const ms = Number(frac.padEnd(3, '0').slice(0, 3));
-  let epoch = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), ms);
+  const date = new Date(Date.UTC(2000, Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), ms));
+  date.setUTCFullYear(Number(y)); // Date.UTC would read years 0-99 as 1900-1999
+  let epoch = date.getTime();
   if (zone !== 'Z') {
     const offset = (Number(oh) * 60 + Number(om)) * 60_000;
     epoch -= sign === '+' ? offset : -offset;

@@ -148,7 +148,9 @@ export function createBullWorkers(
   });
   return {
     start(): void {
-      for (const worker of workers) void worker.run();
+      for (const worker of workers) {
+        worker.run().catch((err: unknown) => log.error({ err, queue: worker.name }, 'worker stopped'));
+      }
     },
     /** Finishes the jobs in flight (or hands them back when the grace runs out), then disconnects. */
     async stop(): Promise<void> {
@@ -225,7 +227,7 @@ export function createBullRuntime(
       let retried = 0;
       for (const name of names.filter((n) => queue === undefined || n === queue)) {
         for (const job of await relay.queues.get(name).getFailed()) {
-          await job.retry('failed');
+          await job.retry('failed', { resetAttemptsMade: true });
           retried += 1;
         }
       }

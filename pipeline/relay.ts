@@ -60,11 +60,17 @@ export function createInProcessRelay(
     for (const [queue, queueRows] of byQueue(rows)) {
       if (busyQueues.has(queue)) continue;
       const chain = (async () => {
-        for (const row of queueRows) await runOne(row);
-      })().finally(() => {
-        busyQueues.delete(queue);
-        poller.poke();
-      });
+        for (const row of queueRows) {
+          await runOne(row);
+          // SQLite calls are synchronous: yield so the web requests of this process are served meanwhile.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })()
+        .catch((err: unknown) => log.error({ err, queue }, 'relay chain failed'))
+        .finally(() => {
+          busyQueues.delete(queue);
+          poller.poke();
+        });
       busyQueues.set(queue, chain);
     }
     return rows.length;

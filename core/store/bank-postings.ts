@@ -105,7 +105,8 @@ export function bankPostingsRepository(db: Db) {
      VALUES (@id, 'bank_conflict', @postingId, @orderno, @reason, @storedVersion, @storedRecord,
        @incomingRecord, @incomingSha256, @batchId, @at, @at, @businessDate)
      ON CONFLICT (posting_id, incoming_sha256)
-       DO UPDATE SET last_seen_at = excluded.last_seen_at, seen_count = seen_count + 1
+       DO UPDATE SET last_seen_at = excluded.last_seen_at, seen_count = seen_count + 1,
+         status = 'open', resolved_at = NULL
      RETURNING id`,
   );
 
@@ -117,6 +118,7 @@ export function bankPostingsRepository(db: Db) {
     batchId: string,
     at: string,
     partnerId: string,
+    receivedDay: string,
   ): BankRecordResult {
     const base = { index, orderno: record.orderno };
     const current = selectCurrent.get(partnerId, record.orderno);
@@ -189,7 +191,7 @@ export function bankPostingsRepository(db: Db) {
       incomingSha256: record.sha256,
       batchId,
       at,
-      businessDate: record.businessDate,
+      businessDate: receivedDay,
     });
     return { ...base, outcome: 'conflict', status: current.status, anomaly_id: anomaly?.id ?? '' };
   }
@@ -208,7 +210,9 @@ export function bankPostingsRepository(db: Db) {
       input.bodySha256,
       input.records.length,
     );
-    const results = input.records.map((record, index) => judge(record, index, batchId, at, input.partnerId));
+    const results = input.records.map((record, index) =>
+      judge(record, index, batchId, at, input.partnerId, input.businessDate),
+    );
     const summary = { records: results.length, accepted: 0, duplicate: 0, updated: 0, conflict: 0 };
     for (const result of results) summary[result.outcome] += 1;
     const response: BankWebhookResponse = {
@@ -254,8 +258,10 @@ export function bankPostingsRepository(db: Db) {
       const responses = db.transaction(() => group.map((p) => applyBatch(p.input))).immediate();
       group.forEach((p, i) => p.resolve(responses[i] as BankWebhookResponse));
     } catch (err) {
-      if (group.length === 1) {
-        group[0]?.reject(err);
+      // A lock held elsewhere fails every batch alike; retrying each alone would only wait again.
+      const busy = ['SQLITE_BUSY', 'SQLITE_LOCKED'].includes((err as { code?: string }).code ?? '');
+      if (group.length === 1 || busy) {
+        for (const p of group) p.reject(err);
         return;
       }
       // One batch failed the group: commit each alone so that only the culprit fails.

@@ -28,15 +28,21 @@ export function outboxWriter(db: Db) {
 /** The relay's view of the outbox. */
 export function outboxRepository(db: Db) {
   return {
-    /** Rows not yet handed over, oldest first, skipping failed ones and those waiting for a retry. */
-    async pending(limit: number, now: Date): Promise<OutboxRow[]> {
+    /**
+     * Rows not yet handed over, oldest first, at most `limitPerQueue` of each queue (so one queue's
+     * backlog never hides another's work), skipping failed rows and those waiting for a retry.
+     */
+    async pending(limitPerQueue: number, now: Date): Promise<OutboxRow[]> {
       return db
         .prepare<[string, number], OutboxRow>(
-          `SELECT id, queue, job_id AS jobId, payload, attempts FROM outbox
-           WHERE sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= ?)
-           ORDER BY id LIMIT ?`,
+          `SELECT id, queue, jobId, payload, attempts FROM (
+             SELECT id, queue, job_id AS jobId, payload, attempts,
+               row_number() OVER (PARTITION BY queue ORDER BY id) AS nth
+             FROM outbox
+             WHERE sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= ?))
+           WHERE nth <= ? ORDER BY id`,
         )
-        .all(now.toISOString(), limit);
+        .all(now.toISOString(), limitPerQueue);
     },
 
     async markSentMany(ids: readonly number[], now: Date): Promise<void> {

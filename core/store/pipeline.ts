@@ -75,12 +75,13 @@ export function pipelineRepository(db: Db) {
        @address, @postcode, @city, @zakatAmountSen, @rateSen, @dependants, @exceptionsJson, @at)
      ON CONFLICT (posting_id, version) DO NOTHING`,
   );
-  // A version received on a later day than its posting's business day is an adjustment of that day.
+  // A version received on a later day than its posting's business day (a late posting, or a pending that
+  // settled the next day) is an adjustment of that day: that day's workbook may already have been sent.
   const appendFromBatch = db.prepare(
     `INSERT INTO ledger_entries (sink, posting_id, version, business_date, received_date, is_adjustment, status,
        amount_sen, exceptions, created_at)
      SELECT sink, posting_id, version, business_date, received_date,
-       version > 1 AND received_date > business_date, status, amount_sen, exceptions, @at
+       received_date > business_date, status, amount_sen, exceptions, @at
      FROM normalised_postings WHERE batch_id = @batchId AND sink = @sink
      ON CONFLICT (sink, posting_id, version) DO NOTHING`,
   );

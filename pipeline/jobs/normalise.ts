@@ -19,6 +19,8 @@ export const normaliseJob: JobDefinition<NormaliseData> = {
   async process(data: NormaliseData, deps: Deps): Promise<void> {
     if (typeof data.batchId !== 'string') throw new PermanentJobError('normalise needs a batchId');
     const versions = await deps.store.pipeline.batchVersions(data.batchId);
+    // Only batches that stored something get this job, so nothing found means a wrong batch id.
+    if (versions.length === 0) throw new PermanentJobError(`batch ${data.batchId} brought in no postings`);
     // Object.assign rather than a spread: copying 20-odd fields per record was a third of this job's time.
     const rows = versions.map((v) =>
       Object.assign(normaliseRecord(JSON.parse(v.record) as BankTransaction), {

@@ -49,4 +49,9 @@ test('business dates are Kuala Lumpur dates, whatever offset the time carried', 
   assert.deepEqual(at('2026-11-20T00:00:00+08:00'), ['2026-11-19T16:00:00.000Z', '2026-11-20']);
   assert.deepEqual(at('2026-11-19T12:00:00.123456-05:30'), ['2026-11-19T17:30:00.123Z', '2026-11-20']);
   assert.equal(parseOffsetDateTime('2026-11-20T10:00:00'), undefined);
+  assert.equal(
+    parseOffsetDateTime('0026-11-20T10:00:00Z')?.toISOString(),
+    '0026-11-20T10:00:00.000Z',
+    'not 1926',
+  );
 });

@@ -122,6 +122,13 @@ test('the same conflict sent again is counted on the one anomaly, not duplicated
   const anomalies = await app.deps.store.anomalies.list();
   assert.equal(anomalies.length, 1);
   assert.equal(anomalies[0]?.seenCount, 2);
+
+  // Resolved, then sent once more: it opens again, so ops see that it recurs.
+  assert.ok(await app.deps.store.anomalies.resolve(anomalies[0]?.id ?? '', 'bank says ignore', new Date()));
+  await post(app, [{ ...paid, status: 'failed' }]);
+  const [reopened] = await app.deps.store.anomalies.list({ status: 'open' });
+  assert.equal(reopened?.seenCount, 3);
+  assert.equal(reopened?.resolutionNote, 'bank says ignore', 'the earlier resolution is kept for the record');
 });
 
 test('a pending resent with other changes, or a settled record with changed details, is a conflict', async (t) => {

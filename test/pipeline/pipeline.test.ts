@@ -9,6 +9,7 @@ import { createInProcessRelay } from '../../pipeline/relay.ts';
 import { createBullRuntime } from '../../pipeline/bullmq.ts';
 import { normaliseJob } from '../../pipeline/jobs/normalise.ts';
 import { ledgerJob } from '../../pipeline/jobs/ledger.ts';
+import { PermanentJobError } from '../../pipeline/jobs/types.ts';
 import type { PipelineRuntime } from '../../pipeline/runtime.ts';
 import type { BankWebhookResponse } from '../../schemas/index.ts';
 import { fixedClock, type Clock } from '../../core/clock.ts';
@@ -87,6 +88,11 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
     assert.deepEqual(await runtime.failed(), []);
   });
 
+  test(`[${kind}] a normalise job for an unknown batch fails for good rather than succeeding silently`, async (t) => {
+    const { app } = await backend(t);
+    await assert.rejects(normaliseJob.process({ batchId: 'bat_nope' }, app.deps), PermanentJobError);
+  });
+
   test(`[${kind}] the same jobs processed twice leave the same ledger`, async (t) => {
     const { app, runtime } = await backend(t);
     const [first] = await postDay(app);
@@ -129,12 +135,17 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
       transactions: [{ ...pending, status: 'success', time: '2026-11-20T08:00:00+08:00' }],
     });
     await runtime.drain();
+    // A posting of the 19th that only arrives on the 20th is an adjustment of the 19th as well.
+    const late = bankRecord({ time: '2026-11-19T23:59:00+08:00' });
+    await app.postBatch({ transactions: [late] });
+    await runtime.drain();
     const entries = await app.deps.store.pipeline.ledger('LZS', '2026-11-19');
     assert.deepEqual(
       entries.map((e) => [e.version, e.status, e.isAdjustment]),
       [
         [1, 'pending', false],
         [2, 'success', true],
+        [1, 'success', true],
       ],
     );
   });
