@@ -178,8 +178,14 @@ const queues = program
     await withRuntime(async (runtime) => {
       const counts = await runtime.counts();
       const failed = await runtime.failed();
-      if (opts.json) return printJson({ runtime: runtime.kind, counts, failed });
+      // In Redis mode the outbox shows what waits to reach Redis (e.g. while it is down).
+      const outbox = await getDeps().store.outbox.stats();
+      if (opts.json) return printJson({ runtime: runtime.kind, counts, failed, outbox });
       print(`runtime: ${runtime.kind}`);
+      if (runtime.kind === 'bullmq') {
+        const waiting = outbox.reduce((n, q) => n + q.waiting, 0);
+        print(`outbox: ${waiting} job(s) waiting to be handed to Redis`);
+      }
       print(
         `${'queue'.padEnd(16)}${['waiting', 'active', 'delayed', 'failed', 'completed'].map((h) => h.padStart(10)).join('')}`,
       );

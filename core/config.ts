@@ -88,7 +88,7 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'QUEUE_PREFIX', default: 'amil', meaning: 'Key prefix of the BullMQ queues in Redis' },
   {
     name: 'ADMIN_PASSWORD',
-    default: 'demo-admin-password (unset in production)',
+    default: 'demo-admin-password (unset in production or on a non-loopback HOST)',
     meaning:
       'Password of user `admin` for the admin pages (Bull Board at `/admin/queues`, Redis mode); unset disables them',
   },
@@ -174,10 +174,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (production && seedDemo) problems.push('SEED_DEMO must not be true when NODE_ENV=production');
 
   const dataDir = path.resolve(read('DATA_DIR') ?? './data');
+  const host = read('HOST') ?? '127.0.0.1';
 
   const config: Config = {
     nodeEnv,
-    host: read('HOST') ?? '127.0.0.1',
+    host,
     port: int('PORT', 3000, 0, 65535) ?? 3000,
     hostPorts,
     dataDir,
@@ -188,7 +189,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000) ?? 10_000,
     redisUrl: redisUrl(read('REDIS_URL'), problems),
     queuePrefix: read('QUEUE_PREFIX') ?? 'amil',
-    adminPassword: adminPassword(read('ADMIN_PASSWORD'), production, problems),
+    adminPassword: adminPassword(read('ADMIN_PASSWORD'), production, host, problems),
     queueBoardWritable: bool('QUEUE_BOARD_WRITABLE', false),
     webhook: {
       maxBodyBytes:
@@ -203,21 +204,30 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   return deepFreeze(config);
 }
 
-/** The demo admin password, documented in the README: fine for a laptop, refused in production. */
+/** The demo admin password, printed in the README: fine on a laptop's loopback, refused anywhere else. */
 export const DEMO_ADMIN_PASSWORD = 'demo-admin-password';
 
-function adminPassword(raw: string | undefined, production: boolean, problems: string[]): string | undefined {
-  if (raw === undefined) return production ? undefined : DEMO_ADMIN_PASSWORD;
-  if (production && raw === DEMO_ADMIN_PASSWORD)
-    problems.push('ADMIN_PASSWORD must not be the demo password in production');
+function adminPassword(
+  raw: string | undefined,
+  production: boolean,
+  host: string,
+  problems: string[],
+): string | undefined {
+  const loopback = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(host);
+  if (raw === undefined) return production || !loopback ? undefined : DEMO_ADMIN_PASSWORD;
+  if ((production || !loopback) && raw === DEMO_ADMIN_PASSWORD) {
+    problems.push('ADMIN_PASSWORD must not be the demo password in production or on a non-loopback HOST');
+  }
   if (raw.length < 12) problems.push('ADMIN_PASSWORD needs at least 12 characters');
   return raw;
 }
 
 function redisUrl(raw: string | undefined, problems: string[]): string | undefined {
   if (raw === undefined) return undefined;
-  if (!/^rediss?:\/\/[^\s]+$/.test(raw))
-    problems.push(`REDIS_URL must look like redis://host:6379 (got "${raw}")`);
+  if (!/^rediss?:\/\/[^\s]+$/.test(raw)) {
+    // Never echo the value: it may carry a password.
+    problems.push('REDIS_URL must look like redis://host:6379 or redis://:password@host:6379');
+  }
   return raw;
 }
 

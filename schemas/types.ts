@@ -36,7 +36,7 @@ export interface BankTransaction {
    */
   amount: number;
   /**
-   * Customer name.
+   * Customer name; not blank.
    */
   name: string;
   email: string;

@@ -6,6 +6,12 @@ import { ConfigError, loadConfig } from '../../core/config.ts';
 test('defaults: one port 3000, ./data, demo seeding on, the three bank agency codes', () => {
   const config = loadConfig({});
   assert.equal(config.port, 3000);
+  assert.equal(
+    config.host,
+    '127.0.0.1',
+    'embedded mode carries demo secrets: loopback unless told otherwise',
+  );
+  assert.equal(config.adminPassword, 'demo-admin-password');
   assert.deepEqual(config.hostPorts, {});
   assert.equal(config.dataDir, path.resolve('data'));
   assert.equal(config.databaseFile, path.resolve('data/amil.db'));
@@ -48,6 +54,23 @@ test('production refuses demo seeding and defaults it off', () => {
   assert.throws(
     () => loadConfig({ NODE_ENV: 'production', SEED_DEMO: 'true' }),
     /SEED_DEMO must not be true/,
+  );
+});
+
+test('the demo admin password is refused off loopback and in production; a bad REDIS_URL is not echoed', () => {
+  assert.equal(
+    loadConfig({ HOST: '0.0.0.0' }).adminPassword,
+    undefined,
+    'admin pages off, not open with the demo password',
+  );
+  assert.throws(() => loadConfig({ HOST: '0.0.0.0', ADMIN_PASSWORD: 'demo-admin-password' }), /non-loopback/);
+  assert.throws(
+    () => loadConfig({ NODE_ENV: 'production', ADMIN_PASSWORD: 'demo-admin-password' }),
+    /production/,
+  );
+  assert.throws(
+    () => loadConfig({ REDIS_URL: 'http://:hunter2secret@redis' }),
+    (err: Error) => /REDIS_URL must look like/.test(err.message) && !err.message.includes('hunter2secret'),
   );
 });
 

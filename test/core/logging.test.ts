@@ -22,11 +22,16 @@ test('the logger redacts passwords, keys, signatures, IC and phone numbers', () 
       signature: 'sig-secret',
       apiKey: 'key-secret',
       record: { zakat_ic_no: '850312105432', zakat_phone: '0123456789', name: 'kept' },
+      batch: { record: { data: { zakat_ic_no: '900614105672', zakat_phone: '0198765432' } } },
+      normalised: { icNo: '880101105555' },
     },
     'something',
   );
   const out = lines.join('');
   for (const secret of [
+    '900614105672',
+    '0198765432',
+    '880101105555',
     'p4ss-secret',
     'tok-secret',
     'pw-secret',

@@ -61,6 +61,9 @@ const INVALID: { rule: string; mutate: Mutate; pointer: string; message?: RegExp
   { rule: 'orderno with a space', mutate: (r) => (r.orderno = 'MBB 1'), pointer: '/orderno' },
   { rule: 'orderno too long', mutate: (r) => (r.orderno = 'X'.repeat(65)), pointer: '/orderno' },
   { rule: 'name empty', mutate: (r) => (r.name = ''), pointer: '/name' },
+  { rule: 'name blank', mutate: (r) => (r.name = '   '), pointer: '/name' },
+  { rule: 'zakat_city empty', mutate: (r) => (r.data.zakat_city = ''), pointer: '/data/zakat_city' },
+  { rule: 'zakat_address empty', mutate: (r) => (r.data.zakat_address = ''), pointer: '/data/zakat_address' },
   { rule: 'name too long', mutate: (r) => (r.name = 'N'.repeat(201)), pointer: '/name' },
   {
     rule: 'unknown property on a record',
