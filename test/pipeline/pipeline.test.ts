@@ -122,6 +122,14 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
       ledger.map((e) => e.amountSen),
       [15050],
     );
+
+    // A crash after the hand-over but before the "sent" mark: every row goes again, and nothing doubles.
+    const db = new Database(app.deps.store.file);
+    onCleanup(t, () => db.close());
+    db.exec('UPDATE outbox SET sent_at = NULL');
+    await restarted.drain();
+    assert.deepEqual(await app.deps.store.pipeline.ledger('LZS'), ledger);
+    assert.equal(db.prepare('SELECT count(*) FROM outbox WHERE sent_at IS NULL').pluck().get(), 0);
   });
 
   test(`[${kind}] a pending that succeeds on a later day is an adjustment of its own day`, async (t) => {
