@@ -1,0 +1,119 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import {
+  canonicalQuery,
+  encodeForm,
+  encodeRfc3986,
+  signCallback,
+  signGet,
+  signMessage,
+  signPost,
+  verifyCallback,
+  verifySignedRequest,
+} from '../../core/signatures.ts';
+import { REPO_ROOT } from '../helpers.ts';
+
+const KEY = 'c3b5a0e2-7f1d-4c8e-9a6b-2d4f8e1a3b5c';
+const OTHER_KEY = '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
+const NOW = new Date('2026-11-20T02:00:00Z');
+
+interface Vector {
+  kind: 'GET' | 'POST' | 'callback';
+  path?: string;
+  params: Record<string, string>;
+  message: string;
+  signature: string;
+}
+
+test('every test vector in docs/signatures.md holds, computed independently and by the toolkit', () => {
+  const doc = readFileSync(path.join(REPO_ROOT, 'docs/signatures.md'), 'utf8');
+  const json = /<!-- vectors: (.+) -->/.exec(doc)?.[1];
+  assert.ok(json);
+  const { apiKey, vectors } = JSON.parse(json) as { apiKey: string; vectors: Vector[] };
+  assert.equal(vectors.length, 3);
+  for (const v of vectors) {
+    const encode = v.kind === 'callback' ? encodeForm : encodeRfc3986;
+    const query = canonicalQuery(v.params, encode);
+    assert.equal(v.kind === 'GET' ? `${v.path}?${query}` : query, v.message, v.kind);
+    // Independently: HMAC over the message with the 16 raw key bytes, first 16 hex characters.
+    const raw = Buffer.from(apiKey.replace(/-/g, ''), 'hex');
+    assert.equal(raw.length, 16);
+    assert.equal(createHmac('sha256', raw).update(v.message).digest('hex').slice(0, 16), v.signature, v.kind);
+    assert.equal(signMessage(v.message, apiKey), v.signature);
+    assert.notEqual(
+      createHmac('sha256', apiKey).update(v.message).digest('hex').slice(0, 16),
+      v.signature,
+      'not the ASCII key',
+    );
+  }
+});
+
+test('RFC 3986 keeps only the unreserved characters; form style is URLSearchParams', () => {
+  assert.equal(encodeRfc3986("a b~*'+!()é/"), 'a%20b~%2A%27%2B%21%28%29%C3%A9%2F');
+  assert.equal(encodeForm("a b~*'+!()é/"), 'a+b%7E*%27%2B%21%28%29%C3%A9%2F');
+  fc.assert(
+    fc.property(fc.string({ unit: 'grapheme' }), (value) => {
+      assert.match(encodeRfc3986(value), /^([A-Za-z0-9\-._~]|%[0-9A-F]{2})*$/);
+      assert.equal(decodeURIComponent(encodeRfc3986(value)), value);
+      assert.equal(new URLSearchParams(`x=${encodeForm(value)}`).get('x'), value);
+    }),
+  );
+});
+
+test('a signed GET verifies, and each kind of bad request is refused with its own reason', () => {
+  const url = signGet('/api/report/v1/payment', { agency: 'LZS', q: "a b*'~+" }, KEY, NOW);
+  const parsed = new URL(url, 'http://x');
+  const entries = [...parsed.searchParams.entries()];
+  const verify = (e: (readonly [string, string])[], at = NOW, key = KEY, p = parsed.pathname) =>
+    verifySignedRequest({ method: 'GET', path: p, entries: e, apiKey: key, now: at });
+
+  assert.equal(verify(entries), undefined);
+  assert.equal(verify(entries, new Date(NOW.getTime() + 64_000)), undefined, 'within the 5 s skew');
+  assert.equal(verify(entries, new Date(NOW.getTime() + 66_000)), 'exp-expired');
+  assert.equal(verify(entries, NOW, OTHER_KEY), 'signature-mismatch', "another agency's key");
+  assert.equal(verify(entries, NOW, KEY, '/api/report/v1/other'), 'signature-mismatch', 'the path is signed');
+  const swap = (key: string, value: string) => entries.map(([k, v]) => [k, k === key ? value : v] as const);
+  assert.equal(verify(swap('agency', 'PPZ')), 'signature-mismatch');
+  assert.equal(verify(entries.filter(([k]) => k !== 'signature')), 'signature-missing');
+  assert.equal(verify(entries.filter(([k]) => k !== 'exp')), 'exp-missing');
+  assert.equal(verify(swap('exp', '17950000.5')), 'exp-malformed');
+  assert.equal(verify(swap('exp', String(NOW.getTime() / 1000 + 66))), 'exp-too-far-ahead');
+  assert.equal(verify([...entries, ['agency', 'PPZ']]), 'repeated-parameter');
+});
+
+test('a signed POST verifies over its fields without the path', () => {
+  const { fields, body } = signPost({ agency: 'LZS', refNo: 'REF 1', amount: '10.00' }, KEY, NOW);
+  assert.match(fields.signature ?? '', /^[0-9a-f]{16}$/);
+  const entries = [...new URLSearchParams(body).entries()];
+  assert.equal(
+    verifySignedRequest({ method: 'POST', path: '/any', entries, apiKey: KEY, now: NOW }),
+    undefined,
+  );
+});
+
+test('verifyCallback accepts a genuine callback and refuses tampered, unsigned or repeated fields', () => {
+  const fields = {
+    status: 'success',
+    orderNo: 'AM1',
+    refNo: 'R 1',
+    amount: '10.50',
+    extraData: "a~b*c'd+e f",
+  };
+  const form = new URLSearchParams({ ...fields, signature: signCallback(fields, KEY) });
+  assert.equal(verifyCallback(form, KEY), true);
+  assert.equal(verifyCallback(new URLSearchParams(form.toString()), KEY), true, 'after a trip over the wire');
+  assert.equal(verifyCallback(form, OTHER_KEY), false);
+  const tampered = new URLSearchParams(form);
+  tampered.set('amount', '100.50');
+  assert.equal(verifyCallback(tampered, KEY), false);
+  const unsigned = new URLSearchParams(form);
+  unsigned.delete('signature');
+  assert.equal(verifyCallback(unsigned, KEY), false);
+  const repeated = new URLSearchParams(form);
+  repeated.append('status', 'failed');
+  assert.equal(verifyCallback(repeated, KEY), false);
+});
