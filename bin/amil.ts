@@ -1,11 +1,20 @@
 /** The ops CLI: `npm run amil -- <command>` (or `npx amil <command>`). */
 import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../core/config.ts';
 import { createDeps } from '../core/bootstrap.ts';
 import { createLogger } from '../core/logger.ts';
 import { generatePassword, hashPassword } from '../core/passwords.ts';
 import type { Deps } from '../core/deps.ts';
+import { formatSen, ringgitStringToSen } from '../core/money.ts';
+import { mintReportToken, parseTtl } from '../core/report-tokens.ts';
+import {
+  DEFAULT_AGENCY_SETTINGS,
+  type AddChargeRule,
+  type AgencyRow,
+  type AgencySettings,
+} from '../core/store/index.ts';
 import { createBullRuntime, JOB_OPTIONS } from '../pipeline/bullmq.ts';
 import { createInProcessRelay } from '../pipeline/relay.ts';
 import type { PipelineRuntime } from '../pipeline/runtime.ts';
@@ -13,7 +22,9 @@ import { runMain } from './run-main.ts';
 import { startWorker } from './start-worker.ts';
 
 const program = new Command('amil')
-  .description('Operate amil: partners, anomalies, pipeline queues and workers')
+  .description(
+    'Operate amil: partners, agencies and keys, report tokens, anomalies, pipeline queues and workers',
+  )
   .showHelpAfterError();
 
 let deps: Deps | undefined;
@@ -159,6 +170,251 @@ anomalies
       return;
     }
     print(`Anomaly ${id} resolved.`);
+  });
+
+const agencyCode = (value: string): string => {
+  if (!/^[A-Z][A-Z0-9]{1,15}$/.test(value))
+    throw new InvalidArgumentError('an agency code is 2-16 capitals and digits, e.g. LZS');
+  return value;
+};
+const list = (value: string): string[] =>
+  value
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+const emails = (value: string): string[] => {
+  const out = list(value);
+  for (const e of out)
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(e)) throw new InvalidArgumentError(`not an email: ${e}`);
+  return out;
+};
+const hosts = (value: string): string[] => {
+  const out = list(value).map((h) => h.toLowerCase());
+  for (const h of out)
+    if (!/^[a-z0-9.-]{1,253}(:\d{1,5})?$/.test(h)) throw new InvalidArgumentError(`not a host: ${h}`);
+  return out;
+};
+const categories = (value: string): string[] => {
+  const out = list(value);
+  for (const c of out)
+    if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(c))
+      throw new InvalidArgumentError(`category ids are lower-case words with dashes: ${c}`);
+  return out;
+};
+/** `fpx=1.00` (ringgit) or `card=1.5%`, repeatable. */
+const addCharge = (
+  value: string,
+  previous: AgencySettings['addCharges'] = {},
+): AgencySettings['addCharges'] => {
+  const match = /^(fpx|card|ewallet)=(?:(\d{1,4}(?:\.\d{1,2})?)|(\d{1,2}(?:\.\d{1,2})?)%)$/.exec(value);
+  if (!match)
+    throw new InvalidArgumentError('use METHOD=RINGGIT or METHOD=PERCENT%, e.g. fpx=1.00 or card=1.5%');
+  const [, method = 'fpx', ringgit, percent] = match;
+  const rule: AddChargeRule =
+    ringgit !== undefined ? { fixedSen: ringgitStringToSen(ringgit) ?? 0 } : { percent: Number(percent) };
+  return { ...previous, [method]: rule };
+};
+const bounded =
+  (max: number) =>
+  (value: string): string => {
+    if (value.length === 0 || value.length > max)
+      throw new InvalidArgumentError(`1 to ${max} characters (it is written into a QR code tag)`);
+    return value;
+  };
+
+const agency = program
+  .command('agency')
+  .description('Agencies (tenants): API keys, categories, add charges, recipients, callback hosts, DuitNow');
+
+interface AgencyOptions {
+  name?: string;
+  categories?: string[];
+  recipients?: string[];
+  callbackHosts?: string[];
+  addCharge?: AgencySettings['addCharges'];
+  duitnowAcquirer?: string;
+  duitnowMerchant?: string;
+  duitnowName?: string;
+  duitnowCity?: string;
+  acceptUnsignedOrders?: string;
+}
+
+function withAgencyOptions(command: Command): Command {
+  return command
+    .option(
+      '--categories <ids>',
+      'payment categories, comma-separated (e.g. zakat-fitrah,zakat-pendapatan)',
+      categories,
+    )
+    .option('--recipients <emails>', 'report e-mail recipients, comma-separated', emails)
+    .option('--callback-hosts <hosts>', 'hosts a returnUrl may point at, comma-separated', hosts)
+    .option('--add-charge <rule>', 'add charge per method: fpx=1.00 or card=1.5% (repeatable)', addCharge)
+    .option('--duitnow-acquirer <id>', 'DuitNow acquirer id', bounded(25))
+    .option('--duitnow-merchant <id>', 'DuitNow merchant id', bounded(25))
+    .option('--duitnow-name <name>', 'DuitNow merchant name (at most 25)', bounded(25))
+    .option('--duitnow-city <city>', 'DuitNow merchant city (at most 15)', bounded(15))
+    .option('--accept-unsigned-orders <yes|no>', 'take checkout orders without a signature');
+}
+
+function settingsFrom(opts: AgencyOptions, current: AgencySettings): Partial<AgencySettings> {
+  const change: Partial<AgencySettings> = {};
+  if (opts.categories) change.paymentCategories = opts.categories;
+  if (opts.recipients) change.reportRecipients = opts.recipients;
+  if (opts.callbackHosts) change.callbackHosts = opts.callbackHosts;
+  if (opts.addCharge) change.addCharges = { ...current.addCharges, ...opts.addCharge };
+  const duitnow = {
+    ...(opts.duitnowAcquirer !== undefined && { acquirerId: opts.duitnowAcquirer }),
+    ...(opts.duitnowMerchant !== undefined && { merchantId: opts.duitnowMerchant }),
+    ...(opts.duitnowName !== undefined && { name: opts.duitnowName }),
+    ...(opts.duitnowCity !== undefined && { city: opts.duitnowCity }),
+  };
+  if (Object.keys(duitnow).length > 0) change.duitnow = { ...current.duitnow, ...duitnow };
+  if (opts.acceptUnsignedOrders !== undefined) {
+    if (!['yes', 'no'].includes(opts.acceptUnsignedOrders))
+      throw new InvalidArgumentError('--accept-unsigned-orders is yes or no');
+    change.acceptUnsignedOrders = opts.acceptUnsignedOrders === 'yes';
+  }
+  return change;
+}
+
+function printAgency(row: AgencyRow): void {
+  const s = row.settings;
+  const charge = (r: AddChargeRule) => ('fixedSen' in r ? `RM ${formatSen(r.fixedSen)}` : `${r.percent}%`);
+  print(`${row.code}  ${row.name}`);
+  print(
+    `  API key: ${row.hasApiKey ? `set (rotated ${row.apiKeyRotatedAt}); shown only when created or rotated` : 'none'}`,
+  );
+  print(`  payment categories: ${s.paymentCategories.join(', ') || '-'}`);
+  print(
+    `  add charges: ${
+      Object.entries(s.addCharges)
+        .map(([m, r]) => `${m} ${charge(r)}`)
+        .join(', ') || '-'
+    }`,
+  );
+  print(`  report recipients: ${s.reportRecipients.join(', ') || '-'}`);
+  print(`  callback hosts: ${s.callbackHosts.join(', ') || '-'}`);
+  print(`  DuitNow: ${JSON.stringify(s.duitnow)}`);
+  print(`  accepts unsigned orders: ${s.acceptUnsignedOrders ? 'yes' : 'no'}`);
+}
+
+withAgencyOptions(
+  agency
+    .command('add')
+    .description('Create an agency with a new API key (shown once)')
+    .argument('<code>', 'agency code, e.g. LZS', agencyCode)
+    .requiredOption('--name <name>', 'display name'),
+).action(async (code: string, opts: AgencyOptions & { name: string }) => {
+  const { store, clock } = getDeps();
+  const apiKey = randomUUID();
+  const settings = settingsFrom(opts, DEFAULT_AGENCY_SETTINGS);
+  if (!(await store.agencies.create({ code, name: opts.name, apiKey, settings, now: clock.now() }))) {
+    throw new InvalidArgumentError(`agency ${code} exists; change it with: amil agency set ${code}`);
+  }
+  print(`Agency ${code} created.`);
+  print(
+    `API key: ${apiKey}\n(shown once: sign requests with it; rotate with amil agency rotate-key ${code})`,
+  );
+});
+
+agency
+  .command('list')
+  .description('Every agency')
+  .option('--json', 'machine-readable output')
+  .action(async (opts: { json?: boolean }) => {
+    const rows = await getDeps().store.agencies.list();
+    if (opts.json) return printJson(rows);
+    for (const row of rows)
+      print(`${row.code.padEnd(8)} ${row.name}  (${row.settings.paymentCategories.length} categories)`);
+    if (rows.length === 0) print('No agencies. Add one: amil agency add CODE --name NAME');
+  });
+
+agency
+  .command('show')
+  .description('One agency and its settings (never its API key)')
+  .argument('<code>', 'agency code', agencyCode)
+  .option('--json', 'machine-readable output')
+  .action(async (code: string, opts: { json?: boolean }) => {
+    const row = await getDeps().store.agencies.get(code);
+    if (!row) throw new InvalidArgumentError(`no agency ${code}`);
+    if (opts.json) printJson(row);
+    else printAgency(row);
+  });
+
+agency
+  .command('rotate-key')
+  .description('Replace the API key now (the old one stops working); prints the new one once')
+  .argument('<code>', 'agency code', agencyCode)
+  .action(async (code: string) => {
+    const { store, clock } = getDeps();
+    const apiKey = randomUUID();
+    if (!(await store.agencies.rotateKey(code, apiKey, clock.now())))
+      throw new InvalidArgumentError(`no agency ${code}`);
+    print(`Agency ${code}: API key rotated; the old key no longer works.`);
+    print(`API key: ${apiKey}\n(shown once)`);
+  });
+
+withAgencyOptions(
+  agency
+    .command('set')
+    .description('Change an agency; lists replace, add charges and DuitNow fields merge')
+    .argument('<code>', 'agency code', agencyCode)
+    .option('--name <name>', 'display name'),
+).action(async (code: string, opts: AgencyOptions) => {
+  const { store } = getDeps();
+  const current = await store.agencies.get(code);
+  if (!current) throw new InvalidArgumentError(`no agency ${code}`);
+  await store.agencies.update(code, {
+    ...(opts.name !== undefined && { name: opts.name }),
+    settings: settingsFrom(opts, current.settings),
+  });
+  const row = await store.agencies.get(code);
+  if (row) printAgency(row);
+});
+
+const token = program.command('token').description('Report tokens (JWT) for the report API');
+
+token
+  .command('mint')
+  .description('Mint a report token for one or more agencies; prints it once')
+  .requiredOption('--agencies <codes>', 'agency codes, comma-separated, e.g. LZS,PPZ', (v) =>
+    list(v).map(agencyCode),
+  )
+  .option('--ttl <duration>', 'lifetime: 90d, 12h, 30m or 3600s', '90d')
+  .option('--label <label>', 'what the token is for, e.g. the merchant dashboard')
+  .action(async (opts: { agencies: string[]; ttl: string; label?: string }) => {
+    const { store, clock, config } = getDeps();
+    const ttlSeconds = parseTtl(opts.ttl);
+    if (ttlSeconds === undefined || ttlSeconds === 0)
+      throw new InvalidArgumentError('--ttl looks like 90d, 12h, 30m or 3600s');
+    for (const code of opts.agencies) {
+      if (!(await store.agencies.get(code))) throw new InvalidArgumentError(`no agency ${code}`);
+    }
+    const minted = await mintReportToken(store, config.reportTokenSecret, {
+      agencies: opts.agencies,
+      ttlSeconds,
+      now: clock.now(),
+      ...(opts.label !== undefined && { label: opts.label }),
+    });
+    print(
+      `Token ${minted.jti} for ${opts.agencies.join(', ')}, valid until ${minted.expiresAt.toISOString()}:`,
+    );
+    print(minted.token);
+    print('(shown once; revoke with: amil token revoke ' + minted.jti + ')');
+  });
+
+token
+  .command('revoke')
+  .description('Revoke a report token by its id (jti)')
+  .argument('<jti>', 'the token id printed by mint')
+  .action(async (jti: string) => {
+    const { store, clock } = getDeps();
+    if (!(await store.reportTokens.revoke(jti, clock.now()))) {
+      print(`No unrevoked token ${jti}.`);
+      process.exitCode = 1;
+      return;
+    }
+    print(`Token ${jti} revoked.`);
   });
 
 program

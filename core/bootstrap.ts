@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
-import { openStore, type Store } from './store/index.ts';
+import { openStore, type AgencySettings, type Store } from './store/index.ts';
 import { systemClock } from './clock.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import type { Deps } from './deps.ts';
@@ -28,7 +28,7 @@ export function createDeps(
 
 interface DemoSeed {
   partners: { id: string; label: string; password: string }[];
-  agencies: { code: string; name: string }[];
+  agencies: { code: string; name: string; apiKey: string; settings: Partial<AgencySettings> }[];
 }
 
 const DEMO_SEED_FILE = new URL('../fixtures/demo/seed.json', import.meta.url);
@@ -40,7 +40,8 @@ function readDemoSeed(): DemoSeed {
 /** Seeds the demo agencies and partner password (idempotent): a new user can post a batch at once. */
 export async function seedDemoData(store: Store, now: Date): Promise<void> {
   const seed = readDemoSeed();
-  for (const agency of seed.agencies) await store.agencies.upsert({ ...agency, now });
+  // Created once; an agency that exists (perhaps with a rotated key) is left as it is.
+  for (const agency of seed.agencies) await store.agencies.create({ ...agency, now });
   const existing = await store.partners.list();
   for (const partner of seed.partners) {
     const has = existing.some(
@@ -57,9 +58,10 @@ export async function seedDemoData(store: Store, now: Date): Promise<void> {
   }
 }
 
-/** Refuses to run in production while any demo password is still valid. */
+/** Refuses to run in production while any demo password or demo API key is still valid. */
 export async function assertNoDemoSecrets(store: Store): Promise<void> {
-  const demoPasswords = readDemoSeed().partners.map((p) => p.password);
+  const seed = readDemoSeed();
+  const demoPasswords = seed.partners.map((p) => p.password);
   for (const row of await store.partners.activePasswords()) {
     for (const demo of demoPasswords) {
       if (await verifyPassword(demo, row.hash)) {
@@ -68,6 +70,13 @@ export async function assertNoDemoSecrets(store: Store): Promise<void> {
             `revoke it with: amil partner revoke-password ${row.partnerId} --label ${row.label}`,
         );
       }
+    }
+  }
+  for (const agency of seed.agencies) {
+    if ((await store.agencies.apiKeyOf(agency.code)) === agency.apiKey) {
+      throw new Error(
+        `Agency ${agency.code} still has the demo API key; rotate it: amil agency rotate-key ${agency.code}`,
+      );
     }
   }
 }

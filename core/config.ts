@@ -28,6 +28,8 @@ export interface Config {
   readonly adminPassword: string | undefined;
   /** Whether Bull Board may retry, promote or remove jobs (default: look only). */
   readonly queueBoardWritable: boolean;
+  /** HMAC secret of the report tokens (JWT, HS256). */
+  readonly reportTokenSecret: string;
   readonly webhook: {
     readonly maxBodyBytes: number;
     readonly maxRecords: number;
@@ -91,6 +93,12 @@ export const ENV_VARS: readonly EnvVar[] = [
     default: 'demo-admin-password (unset in production or on a non-loopback HOST)',
     meaning:
       'Password of user `admin` for the admin pages (Bull Board at `/admin/queues`, Redis mode); unset disables them',
+  },
+  {
+    name: 'REPORT_TOKEN_SECRET',
+    default: 'a demo secret (required in production)',
+    meaning:
+      'Secret that signs report tokens (JWT, HS256), at least 32 characters; changing it voids every token',
   },
   {
     name: 'QUEUE_BOARD_WRITABLE',
@@ -191,6 +199,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     queuePrefix: read('QUEUE_PREFIX') ?? 'amil',
     adminPassword: adminPassword(read('ADMIN_PASSWORD'), production, host, problems),
     queueBoardWritable: bool('QUEUE_BOARD_WRITABLE', false),
+    reportTokenSecret: reportTokenSecret(read('REPORT_TOKEN_SECRET'), production, problems),
     webhook: {
       maxBodyBytes:
         int('WEBHOOK_MAX_BODY_BYTES', 5 * 1024 * 1024, 1024, 512 * 1024 * 1024) ?? 5 * 1024 * 1024,
@@ -219,6 +228,20 @@ function adminPassword(
     problems.push('ADMIN_PASSWORD must not be the demo password in production or on a non-loopback HOST');
   }
   if (raw.length < 12) problems.push('ADMIN_PASSWORD needs at least 12 characters');
+  return raw;
+}
+
+/** The demo report-token secret: printed here, so refused in production. */
+export const DEMO_REPORT_TOKEN_SECRET = 'demo-report-token-secret-not-for-production';
+
+function reportTokenSecret(raw: string | undefined, production: boolean, problems: string[]): string {
+  if (raw === undefined) {
+    if (production) problems.push('REPORT_TOKEN_SECRET is required in production');
+    return DEMO_REPORT_TOKEN_SECRET;
+  }
+  if (raw.length < 32) problems.push('REPORT_TOKEN_SECRET needs at least 32 characters');
+  if (production && raw === DEMO_REPORT_TOKEN_SECRET)
+    problems.push('REPORT_TOKEN_SECRET must not be the demo secret in production');
   return raw;
 }
 

@@ -4,11 +4,15 @@ import { bankPostingsRepository } from './bank-postings.ts';
 import { anomaliesRepository } from './anomalies.ts';
 import { agenciesRepository } from './agencies.ts';
 import { outboxRepository } from './outbox.ts';
+import { reportTokensRepository } from './report-tokens.ts';
 import { pipelineRepository } from './pipeline.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
 export { NORMALISE_QUEUE } from './bank-postings.ts';
 export type { AnomalyRow } from './anomalies.ts';
+export type { AgencyRow, AgencySettings, AddChargeRule, PaymentMethod } from './agencies.ts';
+export { DEFAULT_AGENCY_SETTINGS } from './agencies.ts';
+export type { ReportTokenRow } from './report-tokens.ts';
 export type { OutboxRow, QueueStats } from './outbox.ts';
 export type { NormalisedFields, BatchVersion, LedgerEntry, Job } from './pipeline.ts';
 export { TEST_SINK } from './pipeline.ts';
@@ -25,6 +29,7 @@ export interface Store {
   readonly anomalies: ReturnType<typeof anomaliesRepository>;
   readonly agencies: ReturnType<typeof agenciesRepository>;
   readonly outbox: ReturnType<typeof outboxRepository>;
+  readonly reportTokens: ReturnType<typeof reportTokensRepository>;
   readonly pipeline: ReturnType<typeof pipelineRepository>;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
@@ -41,6 +46,7 @@ export function openStore(file: string): Store {
     anomalies: anomaliesRepository(db),
     agencies: agenciesRepository(db),
     outbox: outboxRepository(db),
+    reportTokens: reportTokensRepository(db),
     pipeline: pipelineRepository(db),
     async ping() {
       db.prepare('SELECT 1').get();

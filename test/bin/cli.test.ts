@@ -110,3 +110,61 @@ test('amil queues in embedded mode reports the outbox, and queues retry puts fai
   assert.match(retried.stdout, /1 failed job\(s\) put back in line/);
   assert.equal((await app.deps.store.outbox.pending(5, new Date())).length, 1);
 });
+
+test('amil agency add prints a key once; show never does; rotate-key replaces it; set merges settings', async (t) => {
+  const app = await startApp(t);
+  const env = { DATA_DIR: app.dataDir };
+  const added = await runCli(
+    [
+      'agency',
+      'add',
+      'MAIS',
+      '--name',
+      'Majlis Agama Islam Selangor',
+      '--categories',
+      'zakat-fitrah',
+      '--add-charge',
+      'fpx=1.00',
+    ],
+    env,
+  );
+  assert.equal(added.code, 0, added.stderr);
+  const key = /API key: ([0-9a-f-]{36})/.exec(added.stdout)?.[1] ?? '';
+  assert.equal(await app.deps.store.agencies.apiKeyOf('MAIS'), key);
+
+  const shown = await runCli(['agency', 'show', 'MAIS'], env);
+  assert.match(shown.stdout, /add charges: fpx RM 1\.00/);
+  assert.ok(!shown.stdout.includes(key), 'show never prints the key');
+  assert.ok(!(await runCli(['agency', 'list', '--json'], env)).stdout.includes(key), 'nor does list');
+
+  const set = await runCli(
+    ['agency', 'set', 'MAIS', '--add-charge', 'card=1.5%', '--duitnow-city', 'SHAH ALAM'],
+    env,
+  );
+  assert.equal(set.code, 0, set.stderr);
+  const settings = (await app.deps.store.agencies.get('MAIS'))?.settings;
+  assert.deepEqual(settings?.addCharges, { fpx: { fixedSen: 100 }, card: { percent: 1.5 } });
+  assert.deepEqual(settings?.duitnow, { city: 'SHAH ALAM' });
+  const tooLong = await runCli(['agency', 'set', 'MAIS', '--duitnow-city', 'KUALA LUMPUR CITY CENTRE'], env);
+  assert.notEqual(tooLong.code, 0, 'a value that would overflow its QR tag is refused');
+
+  const rotated = await runCli(['agency', 'rotate-key', 'MAIS'], env);
+  const newKey = /API key: ([0-9a-f-]{36})/.exec(rotated.stdout)?.[1];
+  assert.ok(newKey && newKey !== key);
+  assert.equal(await app.deps.store.agencies.apiKeyOf('MAIS'), newKey);
+  assert.equal((await runCli(['agency', 'add', 'MAIS', '--name', 'again'], env)).code, 1, 'codes are unique');
+});
+
+test('amil token mint prints a token for existing agencies, and revoke revokes it', async (t) => {
+  const app = await startApp(t);
+  const env = { DATA_DIR: app.dataDir };
+  const minted = await runCli(['token', 'mint', '--agencies', 'LZS,PPZ', '--ttl', '90d'], env);
+  assert.equal(minted.code, 0, minted.stderr);
+  const jti = /Token ([0-9a-f-]{36})/.exec(minted.stdout)?.[1] ?? '';
+  assert.match(minted.stdout, /^ey[\w-]+\.[\w-]+\.[\w-]+$/m);
+  assert.deepEqual((await app.deps.store.reportTokens.get(jti))?.agencies, ['LZS', 'PPZ']);
+  assert.equal((await runCli(['token', 'mint', '--agencies', 'NOPE'], env)).code, 1);
+  assert.equal((await runCli(['token', 'revoke', jti], env)).code, 0);
+  assert.ok((await app.deps.store.reportTokens.get(jti))?.revokedAt);
+  assert.equal((await runCli(['token', 'revoke', jti], env)).code, 1);
+});

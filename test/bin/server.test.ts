@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { DEMO_PASSWORD, bankRecord, tempDir } from '../helpers.ts';
-import { startServer } from './processes.ts';
+import { runCli, startServer } from './processes.ts';
 
 test('npm start serves every host on one port, with the demo password seeded', async (t) => {
   const dataDir = tempDir(t);
@@ -96,9 +96,27 @@ test('production refuses demo data, and refuses to start while the demo password
   const dev = await startServer({ DATA_DIR: dataDir });
   dev.child.kill('SIGTERM');
   await dev.exited;
+  const production = {
+    DATA_DIR: dataDir,
+    NODE_ENV: 'production',
+    REPORT_TOKEN_SECRET: 'a-real-secret-of-at-least-32-characters',
+  };
+  await assert.rejects(
+    startServer(production),
+    /still accepts the demo password.*revoke-password demo-bank --label demo/s,
+  );
+  assert.equal(
+    (await runCli(['partner', 'revoke-password', 'demo-bank', '--label', 'demo'], { DATA_DIR: dataDir }))
+      .code,
+    0,
+  );
+  await assert.rejects(
+    startServer(production),
+    /LZS still has the demo API key.*amil agency rotate-key LZS/s,
+  );
   await assert.rejects(
     startServer({ DATA_DIR: dataDir, NODE_ENV: 'production' }),
-    /still accepts the demo password.*revoke-password demo-bank --label demo/s,
+    /REPORT_TOKEN_SECRET is required/,
   );
 });
 

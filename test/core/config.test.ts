@@ -50,7 +50,12 @@ test('every problem is listed at once', () => {
 });
 
 test('production refuses demo seeding and defaults it off', () => {
-  assert.equal(loadConfig({ NODE_ENV: 'production' }).seedDemo, false);
+  const secret = { REPORT_TOKEN_SECRET: 'a-real-secret-of-at-least-32-characters' };
+  assert.equal(loadConfig({ NODE_ENV: 'production', ...secret }).seedDemo, false);
+  assert.throws(
+    () => loadConfig({ NODE_ENV: 'production' }),
+    /REPORT_TOKEN_SECRET is required in production/,
+  );
   assert.throws(
     () => loadConfig({ NODE_ENV: 'production', SEED_DEMO: 'true' }),
     /SEED_DEMO must not be true/,
