@@ -7,6 +7,11 @@ export function toUtcIso(date: Date): string {
   return date.toISOString();
 }
 
+/** An instant as Asia/Kuala_Lumpur wall time, `YYYY-MM-DD HH:mm:ss` (the report's created_date form). */
+export function formatKl(date: Date): string {
+  return new Date(date.getTime() + KL_OFFSET_MS).toISOString().slice(0, 19).replace('T', ' ');
+}
+
 /** The Asia/Kuala_Lumpur calendar date (YYYY-MM-DD) of an instant. */
 export function businessDate(date: Date): string {
   return new Date(date.getTime() + KL_OFFSET_MS).toISOString().slice(0, 10);

@@ -3,11 +3,12 @@ import type { HostName } from '../core/config.ts';
 import type { Deps } from '../core/deps.ts';
 import { createHttpApp, type MountRoutes } from '../core/http/app.ts';
 import { mountBankWebhook } from './bank-webhook/route.ts';
+import { mountReports } from '../reports/routes.ts';
 
 /** The routes of each host. Later capabilities add theirs ({base_url}: checkout; {reports_url}: reports). */
 const HOST_ROUTES: Record<HostName, readonly MountRoutes[]> = {
   base: [],
-  reports: [],
+  reports: [mountReports],
   pay: [mountBankWebhook],
 };
 

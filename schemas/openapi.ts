@@ -55,6 +55,140 @@ function paths(settings: OpenApiSettings): Json {
         },
       },
     },
+    '/api/report/v1/zakat': {
+      servers: hostServer('reports_url'),
+      get: {
+        operationId: 'getZakatReport',
+        tags: ['Reports'],
+        summary: "An agency's bank postings for a business day or range, with exception codes",
+        description:
+          'Authenticate with Authorization: Bearer <report token>, or sign the GET with the agency API key (docs/signatures.md; agency, exp and signature in the query). Rows appear once the pipeline has normalised them. Paging: iterate page from 0 until a page has fewer rows than items.',
+        security: [{ reportToken: [] }, { signedRequest: [] }],
+        parameters: [
+          {
+            name: 'agency',
+            in: 'query',
+            schema: { type: 'string' },
+            description: 'Required with a signed GET, or a token covering several agencies.',
+          },
+          {
+            name: 'start',
+            in: 'query',
+            schema: { type: 'string', format: 'date' },
+            description: 'First business day (UTC+8); default today.',
+          },
+          {
+            name: 'end',
+            in: 'query',
+            schema: { type: 'string', format: 'date' },
+            description: 'Last business day; default start.',
+          },
+          {
+            name: 'items',
+            in: 'query',
+            schema: { type: 'integer', minimum: -1, maximum: 10000, default: 100 },
+            description: 'Page size; -1 = every row.',
+          },
+          { name: 'page', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+          { name: 'exp', in: 'query', schema: { type: 'integer' }, description: 'Signed GET only.' },
+          {
+            name: 'signature',
+            in: 'query',
+            schema: { type: 'string', pattern: '^[0-9a-f]{16}$' },
+            description: 'Signed GET only.',
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'The envelope of spec 2.3',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['status', 'data', 'stats'],
+                  properties: {
+                    status: { type: 'string', enum: ['OK'] },
+                    data: {
+                      type: 'array',
+                      items: {
+                        type: 'object',
+                        properties: {
+                          orderno: { type: 'string' },
+                          created_date: { type: 'string', description: 'UTC+8, YYYY-MM-DD HH:mm:ss' },
+                          business_date: { type: 'string', format: 'date' },
+                          status: { type: 'string', enum: ['success', 'pending', 'failed'] },
+                          amount: { type: 'string', description: 'Ringgit, two decimals' },
+                          name: { type: 'string' },
+                          email: { type: 'string' },
+                          zakat_name: { type: ['string', 'null'] },
+                          zakat_ic_no: { type: ['string', 'null'] },
+                          zakat_phone: { type: ['string', 'null'] },
+                          zakat_state: { type: ['string', 'null'] },
+                          zakat_type: {
+                            type: ['string', 'null'],
+                            description: 'Canonical (zakat_fitrah is fitrah)',
+                          },
+                          zakat_type_raw: { type: ['string', 'null'] },
+                          zakat_year: { type: ['string', 'null'] },
+                          zakat_rate: { type: ['string', 'null'] },
+                          zakat_dependant: { type: ['integer', 'null'] },
+                          exceptions: {
+                            type: 'array',
+                            items: { type: 'string' },
+                            description: 'docs/exceptions.md',
+                          },
+                          agency: { type: 'string' },
+                        },
+                      },
+                    },
+                    stats: {
+                      type: 'object',
+                      properties: {
+                        total_pages: { type: 'integer' },
+                        total_rows: { type: 'integer' },
+                        page: { type: 'integer' },
+                        items: { type: 'integer' },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+          '400': problemResponse('A bad query (each problem with its pointer), or a repeated key.'),
+          '401': problemResponse('No, expired, revoked or wrong credentials; the problem type says which.'),
+          '403': problemResponse('The credentials do not cover this agency.'),
+        },
+      },
+    },
+    '/api/version': {
+      servers: hostServer('reports_url'),
+      get: {
+        operationId: 'getVersion',
+        tags: ['Service'],
+        summary: 'Connectivity check: version, commit and start time (no auth)',
+        responses: {
+          '200': {
+            description: '{ name, version, commit, started_at, api }',
+            content: { 'application/json': {} },
+          },
+        },
+      },
+    },
+    '/api/echo': {
+      servers: hostServer('reports_url'),
+      get: {
+        operationId: 'getEcho',
+        tags: ['Service'],
+        summary: 'Connectivity check: echoes the query, with the time and request id (no auth)',
+        responses: {
+          '200': {
+            description: '{ status: OK, time, request_id, query }',
+            content: { 'application/json': {} },
+          },
+        },
+      },
+    },
     '/admin/queues': {
       servers: hostServer('reports_url'),
       get: {
@@ -135,6 +269,14 @@ export function buildOpenApi(settings: OpenApiSettings): Json {
     components: {
       schemas: components,
       securitySchemes: {
+        reportToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'amil token mint' },
+        signedRequest: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'signature',
+          description:
+            'HMAC of the request with the agency API key (docs/signatures.md); with agency and exp.',
+        },
         adminBasic: { type: 'http', scheme: 'basic', description: 'User admin, password ADMIN_PASSWORD.' },
         partnerPassword: {
           type: 'apiKey',

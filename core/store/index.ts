@@ -5,6 +5,7 @@ import { anomaliesRepository } from './anomalies.ts';
 import { agenciesRepository } from './agencies.ts';
 import { outboxRepository } from './outbox.ts';
 import { reportTokensRepository } from './report-tokens.ts';
+import { reportsRepository } from './reports.ts';
 import { pipelineRepository } from './pipeline.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
@@ -13,6 +14,7 @@ export type { AnomalyRow } from './anomalies.ts';
 export type { AgencyRow, AgencySettings, AddChargeRule, PaymentMethod } from './agencies.ts';
 export { DEFAULT_AGENCY_SETTINGS } from './agencies.ts';
 export type { ReportTokenRow } from './report-tokens.ts';
+export type { ZakatReportRow } from './reports.ts';
 export type { OutboxRow, QueueStats } from './outbox.ts';
 export type { NormalisedFields, BatchVersion, LedgerEntry, Job } from './pipeline.ts';
 export { TEST_SINK } from './pipeline.ts';
@@ -30,6 +32,7 @@ export interface Store {
   readonly agencies: ReturnType<typeof agenciesRepository>;
   readonly outbox: ReturnType<typeof outboxRepository>;
   readonly reportTokens: ReturnType<typeof reportTokensRepository>;
+  readonly reports: ReturnType<typeof reportsRepository>;
   readonly pipeline: ReturnType<typeof pipelineRepository>;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
@@ -47,6 +50,7 @@ export function openStore(file: string): Store {
     agencies: agenciesRepository(db),
     outbox: outboxRepository(db),
     reportTokens: reportTokensRepository(db),
+    reports: reportsRepository(db),
     pipeline: pipelineRepository(db),
     async ping() {
       db.prepare('SELECT 1').get();

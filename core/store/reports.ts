@@ -1,0 +1,56 @@
+import type { Db } from './db.ts';
+
+/** A bank posting as the zakat report shows it: its latest normalised version. */
+export interface ZakatReportRow {
+  postingId: number;
+  orderno: string;
+  status: string;
+  amountSen: number;
+  name: string;
+  email: string;
+  timeUtc: string;
+  businessDate: string;
+  zakatName: string | null;
+  icNo: string | null;
+  phone: string | null;
+  state: string | null;
+  typeRaw: string | null;
+  type: string | null;
+  year: string | null;
+  rateSen: number | null;
+  dependants: number | null;
+  exceptions: string;
+}
+
+const LATEST = `FROM normalised_postings n
+  WHERE n.sink = @sink AND n.business_date BETWEEN @start AND @end
+    AND n.version = (SELECT max(version) FROM normalised_postings m WHERE m.posting_id = n.posting_id)`;
+
+/** The read side of reports: coarse, paged queries, one per report. */
+export function reportsRepository(db: Db) {
+  const count = db.prepare<{ sink: string; start: string; end: string }, { n: number }>(
+    `SELECT count(*) AS n ${LATEST}`,
+  );
+  const page = db.prepare<
+    { sink: string; start: string; end: string; limit: number; offset: number },
+    ZakatReportRow
+  >(
+    `SELECT n.posting_id AS postingId, n.orderno, n.status, n.amount_sen AS amountSen, n.name, n.email,
+       n.time_utc AS timeUtc, n.business_date AS businessDate, n.zakat_name AS zakatName, n.ic_no AS icNo,
+       n.phone, n.state, n.type_raw AS typeRaw, n.type, n.year, n.rate_sen AS rateSen, n.dependants, n.exceptions
+     ${LATEST} ORDER BY n.posting_id LIMIT @limit OFFSET @offset`,
+  );
+  return {
+    /** One page of an agency's postings for business days start..end; limit -1 means every row. */
+    async zakatPage(query: {
+      sink: string;
+      start: string;
+      end: string;
+      limit: number;
+      offset: number;
+    }): Promise<{ rows: ZakatReportRow[]; total: number }> {
+      const total = count.get(query)?.n ?? 0;
+      return { rows: page.all(query), total };
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import type { Context, Next } from 'koa';
+import type { Deps } from '../core/deps.ts';
+import { DomainError } from '../core/errors.ts';
+import { verifyReportToken } from '../core/report-tokens.ts';
+import { verifySignedRequest } from '../core/signatures.ts';
+
+/**
+ * Report authentication (spec 5.1, 5.2): `Authorization: Bearer <report token>` grants the token's
+ * agencies; otherwise a GET signed with an agency's API key (query `agency`, `exp`, `signature`) grants
+ * that agency. Sets ctx.state.agencies. Each refusal names its reason, never the expected value.
+ */
+export function requireReportAuth(deps: Deps) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const bearer = /^Bearer (\S+)$/.exec(ctx.get('authorization'))?.[1];
+    if (bearer) {
+      const result = await verifyReportToken(
+        deps.store,
+        deps.config.reportTokenSecret,
+        bearer,
+        deps.clock.now(),
+      );
+      if ('refused' in result) throw new DomainError(result.refused);
+      ctx.state.agencies = result.agencies;
+      await next();
+      return;
+    }
+    const entries = [...new URLSearchParams(ctx.querystring).entries()];
+    const agency = entries.find(([key]) => key === 'agency')?.[1];
+    if (!agency || !entries.some(([key]) => key === 'signature' || key === 'exp')) {
+      throw new DomainError(
+        'unauthorized',
+        'Send Authorization: Bearer <token>, or sign the GET (docs/signatures.md).',
+      );
+    }
+    const apiKey = await deps.store.agencies.apiKeyOf(agency);
+    // An unknown agency is refused like a wrong signature: the answer does not tell which agencies exist.
+    const refusal = apiKey
+      ? verifySignedRequest({ method: 'GET', path: ctx.path, entries, apiKey, now: deps.clock.now() })
+      : 'signature-mismatch';
+    if (refusal) throw new DomainError(refusal);
+    ctx.state.agencies = [agency];
+    await next();
+  };
+}
+
+/** The one agency a report is for: `agency` from the query, which the credentials must cover. */
+export function reportAgency(ctx: Context): string {
+  const granted = ctx.state.agencies as string[];
+  const asked = ctx.query.agency;
+  if (Array.isArray(asked)) throw new DomainError('repeated-parameter');
+  const agency = asked ?? (granted.length === 1 ? granted[0] : undefined);
+  if (!agency)
+    throw new DomainError('bad-request', 'Name the agency: this token covers several.', [
+      { pointer: '/agency', message: 'is required' },
+    ]);
+  if (!granted.includes(agency))
+    throw new DomainError('forbidden', `These credentials do not cover agency ${agency}.`);
+  return agency;
+}

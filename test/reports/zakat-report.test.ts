@@ -1,0 +1,185 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { UnsecuredJWT } from 'jose';
+import { mintReportToken } from '../../core/report-tokens.ts';
+import { signGet } from '../../core/signatures.ts';
+import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { fixedClock } from '../../core/clock.ts';
+import { bankRecord, problemOf, startApp, type TestApp } from '../helpers.ts';
+
+const LZS_KEY = 'c3b5a0e2-7f1d-4c8e-9a6b-2d4f8e1a3b5c';
+const PPZ_KEY = '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
+const PATH = '/api/report/v1/zakat';
+const NOW = new Date('2026-11-20T12:00:00+08:00');
+
+interface Envelope {
+  status: string;
+  data: { orderno: string; agency: string; amount: string; created_date: string; exceptions: string[] }[];
+  stats: { total_pages: number; total_rows: number };
+}
+
+/** 23 LZS and 5 PPZ postings on 2026-11-20, normalised. */
+async function reportApp(t: Parameters<typeof startApp>[0]): Promise<TestApp> {
+  const app = await startApp(t, {}, { clock: fixedClock(NOW) });
+  const records = [
+    ...Array.from({ length: 23 }, (_, i) =>
+      bankRecord({ orderno: `LZS-${String(i).padStart(3, '0')}`, agency: 'BANKLZS' }),
+    ),
+    ...Array.from({ length: 5 }, (_, i) => bankRecord({ orderno: `PPZ-${i}`, agency: 'BANKPPZ' })),
+  ];
+  assert.equal((await app.postBatch({ transactions: records })).status, 200);
+  await createInProcessRelay(app.deps).drain();
+  return app;
+}
+
+const get = (app: TestApp, pathAndQuery: string, headers: Record<string, string> = {}) =>
+  fetch(`${app.url}${pathAndQuery}`, { headers });
+
+test('the zakat report: bearer token or signed GET, only the agencies the credentials cover', async (t) => {
+  const app = await reportApp(t);
+  const { store, config } = app.deps;
+  const lzsToken = (
+    await mintReportToken(store, config.reportTokenSecret, { agencies: ['LZS'], ttlSeconds: 3600, now: NOW })
+  ).token;
+  const bearer = { authorization: `Bearer ${lzsToken}` };
+
+  const ok = await get(app, `${PATH}?start=2026-11-20&items=-1`, bearer);
+  assert.equal(ok.status, 200);
+  const body = (await ok.json()) as Envelope;
+  assert.equal(body.status, 'OK');
+  assert.equal(body.data.length, 23);
+  assert.ok(
+    body.data.every((r) => r.agency === 'LZS' && r.orderno.startsWith('LZS-')),
+    'nothing of PPZ',
+  );
+  assert.equal(body.data[0]?.created_date, '2026-11-20 09:15:23');
+  assert.equal(body.data[0]?.amount, '150.50');
+
+  const signed = signGet(PATH, { agency: 'PPZ', start: '2026-11-20', items: '-1' }, PPZ_KEY, NOW);
+  const ppz = (await (await get(app, signed)).json()) as Envelope;
+  assert.deepEqual(
+    ppz.data.map((r) => r.agency),
+    ['PPZ', 'PPZ', 'PPZ', 'PPZ', 'PPZ'],
+  );
+
+  // The matrix of refusals: every one refused, and no row in any refusal.
+  const ppzToken = (
+    await mintReportToken(store, config.reportTokenSecret, { agencies: ['PPZ'], ttlSeconds: 3600, now: NOW })
+  ).token;
+  const none = new UnsecuredJWT({ agencies: ['LZS'] }).setIssuedAt().setExpirationTime('1h').encode();
+  const refusals: [string, string, Record<string, string>, number, string][] = [
+    ['no credentials', `${PATH}?agency=LZS`, {}, 401, 'unauthorized'],
+    [
+      'a token without that agency',
+      `${PATH}?agency=LZS`,
+      { authorization: `Bearer ${ppzToken}` },
+      403,
+      'forbidden',
+    ],
+    ['alg none', `${PATH}?agency=LZS`, { authorization: `Bearer ${none}` }, 401, 'token-'],
+    [
+      'the key of another agency',
+      signGet(PATH, { agency: 'LZS' }, PPZ_KEY, NOW),
+      {},
+      401,
+      'signature-mismatch',
+    ],
+    [
+      'a tampered query',
+      signGet(PATH, { agency: 'LZS', items: '5' }, LZS_KEY, NOW).replace('items=5', 'items=6'),
+      {},
+      401,
+      'signature-mismatch',
+    ],
+    [
+      'an expired exp',
+      signGet(PATH, { agency: 'LZS' }, LZS_KEY, new Date(NOW.getTime() - 120_000)),
+      {},
+      401,
+      'exp-expired',
+    ],
+    [
+      'a future exp',
+      signGet(PATH, { agency: 'LZS' }, LZS_KEY, new Date(NOW.getTime() + 120_000)),
+      {},
+      401,
+      'exp-too-far-ahead',
+    ],
+    [
+      'a repeated key',
+      `${signGet(PATH, { agency: 'LZS' }, LZS_KEY, NOW)}&agency=PPZ`,
+      {},
+      400,
+      'repeated-parameter',
+    ],
+    ['an unknown agency', signGet(PATH, { agency: 'NOPE' }, LZS_KEY, NOW), {}, 401, 'signature-mismatch'],
+  ];
+  for (const [what, url, headers, status, type] of refusals) {
+    const response = await get(app, url, headers);
+    assert.equal(response.status, status, what);
+    const problem = await problemOf(response);
+    assert.ok(problem.type.includes(type), `${what}: ${problem.type}`);
+    assert.ok(!JSON.stringify(problem).includes('LZS-0'), `${what}: no data`);
+  }
+});
+
+test('paging by the rule of 4.2 returns every row exactly once, for several page sizes', async (t) => {
+  const app = await reportApp(t);
+  const token = (
+    await mintReportToken(app.deps.store, app.deps.config.reportTokenSecret, {
+      agencies: ['LZS'],
+      ttlSeconds: 3600,
+      now: NOW,
+    })
+  ).token;
+  for (const items of [1, 5, 7, 23, 100]) {
+    const seen: string[] = [];
+    for (let page = 0; ; page += 1) {
+      const response = await get(app, `${PATH}?start=2026-11-20&items=${items}&page=${page}`, {
+        authorization: `Bearer ${token}`,
+      });
+      const body = (await response.json()) as Envelope;
+      seen.push(...body.data.map((r) => r.orderno));
+      if (page === 0) assert.equal(body.stats.total_pages, Math.ceil(23 / items), `items=${items}`);
+      if (body.data.length < items) break;
+      assert.ok(page < 30, 'paging ends');
+    }
+    assert.equal(seen.length, 23, `items=${items}`);
+    assert.equal(new Set(seen).size, 23, `items=${items}: no row twice`);
+  }
+});
+
+test('report queries are checked: bad dates, sizes and pages are 400 with pointers', async (t) => {
+  const app = await reportApp(t);
+  const token = (
+    await mintReportToken(app.deps.store, app.deps.config.reportTokenSecret, {
+      agencies: ['LZS'],
+      ttlSeconds: 3600,
+      now: NOW,
+    })
+  ).token;
+  const response = await get(app, `${PATH}?start=20-11-2026&items=0&page=-1`, {
+    authorization: `Bearer ${token}`,
+  });
+  assert.equal(response.status, 400);
+  assert.deepEqual(
+    (await problemOf(response)).errors?.map((e) => e.pointer),
+    ['/start', '/end', '/items', '/page'],
+  );
+});
+
+test('/api/version and /api/echo answer without auth', async (t) => {
+  const app = await startApp(t);
+  const version = (await (await get(app, '/api/version')).json()) as {
+    name: string;
+    version: string;
+    started_at: string;
+  };
+  assert.equal(version.name, 'amil');
+  assert.match(version.version, /^\d+\.\d+\.\d+$/);
+  const echo = (await (await get(app, '/api/echo?ping=1')).json()) as {
+    status: string;
+    query: Record<string, string>;
+  };
+  assert.deepEqual([echo.status, echo.query], ['OK', { ping: '1' }]);
+});
