@@ -41,8 +41,9 @@ test('docs/errors.md documents every problem type of the catalogue with its stat
     assert.equal(documented.get(code), status, code);
 });
 
-test('the README shows the demo password that embedded mode seeds', () => {
+test('the README shows every demo credential that embedded mode seeds', () => {
   const seed = JSON.parse(read('fixtures/demo/seed.json')) as {
+    agencies: { code: string; apiKey: string }[];
     partners: { id: string; password: string }[];
   };
   const readme = read('README.md');
@@ -50,6 +51,8 @@ test('the README shows the demo password that embedded mode seeds', () => {
     assert.ok(readme.includes(`\`${partner.password}\``), partner.password);
     assert.ok(readme.includes(`\`${partner.id}\``), partner.id);
   }
+  for (const agency of seed.agencies) assert.ok(readme.includes(`\`${agency.apiKey}\``), agency.code);
+  assert.ok(readme.includes('`demo-admin-password`'));
 });
 
 test('docs/exceptions.md documents every normalisation exception code', () => {
