@@ -30,6 +30,7 @@ export function createInProcessRelay(
 ): PipelineRuntime {
   const log = deps.logger.child({ component: 'relay' });
   const busyQueues = new Map<string, Promise<void>>();
+  let stopping = false;
 
   async function runOne(row: OutboxRow): Promise<void> {
     const now = () => deps.clock.now();
@@ -61,6 +62,8 @@ export function createInProcessRelay(
       if (busyQueues.has(queue)) continue;
       const chain = (async () => {
         for (const row of queueRows) {
+          // On shutdown the job in flight finishes; the rest stay in the outbox for the next start.
+          if (stopping) break;
           await runOne(row);
           // SQLite calls are synchronous: yield so the web requests of this process are served meanwhile.
           await new Promise((resolve) => setImmediate(resolve));
@@ -90,14 +93,19 @@ export function createInProcessRelay(
 
   return {
     kind: 'in-process',
-    start: () => poller.start(),
+    start(): void {
+      stopping = false;
+      poller.start();
+    },
     /** Stops looking and waits for the jobs in flight to finish. */
     async stop(): Promise<void> {
+      stopping = true;
       await poller.stop();
       await Promise.all(busyQueues.values());
     },
     /** Runs until the outbox has nothing ready (for tests, replays and the CLI). */
     async drain(): Promise<void> {
+      stopping = false;
       for (;;) {
         const seen = await look();
         await Promise.all(busyQueues.values());
