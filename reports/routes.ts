@@ -6,6 +6,7 @@ import { formatSen } from '../core/money.ts';
 import { businessDate, formatKl } from '../core/time.ts';
 import { commit, startedAt, version } from '../core/version.ts';
 import { reportAgency, requireReportAuth } from './auth.ts';
+import type { PaymentRow } from '../core/store/index.ts';
 
 const MAX_ITEMS = 10_000;
 
@@ -28,9 +29,95 @@ export function mountReports(router: Router, deps: Deps): void {
       query: Object.fromEntries(new URLSearchParams(ctx.querystring)),
     };
   });
+  router.get('/api/report/v1/payment', requireReportAuth(deps), async (ctx) => {
+    const agency = reportAgency(ctx);
+    const output = one(ctx, 'output') ?? 'json';
+    if (output !== 'json')
+      throw new DomainError('bad-request', 'Only output=json is served.', [
+        { pointer: '/output', message: 'must be json' },
+      ]);
+    const approved = one(ctx, 'is_approved');
+    if (approved !== undefined && approved !== '0' && approved !== '1') {
+      throw new DomainError('bad-request', 'is_approved is 0 or 1.', [
+        { pointer: '/is_approved', message: 'must be 0 or 1' },
+      ]);
+    }
+    const sellerOrderNo = one(ctx, 'seller_order_no');
+    // Without start/end, every payment; the dates are UTC+8 calendar days on created_date.
+    const { start, end, items, page } = pageQuery(ctx, { start: '0001-01-01', end: '9999-12-31' });
+    const { rows, total } = await deps.store.payments.page(
+      {
+        agency,
+        from: klDayStartUtc(start),
+        to: klDayStartUtc(nextDay(end)),
+        ...(approved !== undefined && { isApproved: approved === '1' }),
+        ...(sellerOrderNo !== undefined && { sellerOrderNo }),
+      },
+      items,
+      items === -1 ? 0 : page * items,
+    );
+    ctx.body = {
+      status: 'OK',
+      data: rows.map(paymentRow),
+      stats: {
+        total_pages: items === -1 ? 1 : Math.ceil(total / items),
+        total_rows: total,
+        page: items === -1 ? 0 : page,
+        items,
+      },
+    };
+  });
+
+  router.get('/api/report/v1/fpxrequest', requireReportAuth(deps), async (ctx) => {
+    const orderNo = one(ctx, 'fpx_seller_order_no');
+    const refNo = one(ctx, 'refno');
+    if ((orderNo === undefined) === (refNo === undefined)) {
+      throw new DomainError('bad-request', 'Give fpx_seller_order_no or refno, one of them.', [
+        { pointer: '/fpx_seller_order_no', message: 'give this or refno' },
+      ]);
+    }
+    // With refno, the order is looked up in the one agency asked for (refNo is unique per agency).
+    const agencies = refNo !== undefined ? [reportAgency(ctx)] : (ctx.state.agencies as string[]);
+    const [order] = await deps.store.payments.find(agencies, {
+      ...(orderNo !== undefined && { orderNo }),
+      ...(refNo !== undefined && { refNo }),
+    });
+    if (!order)
+      throw new DomainError('not-found', 'No such order among the agencies these credentials cover.');
+    ctx.body = {
+      status: 'OK',
+      data: {
+        ...paymentRow(order),
+        history: order.events.map((e) => ({
+          at: formatKl(new Date(e.at)),
+          status: e.status,
+          fpx_debit_auth_code: e.debitAuthCode,
+          source: e.source,
+        })),
+      },
+    };
+  });
+
+  // A payer's history is personal data: it needs credentials, and shows only the agencies they cover.
+  router.get('/api/user/v1/transactions', requireReportAuth(deps), async (ctx) => {
+    const email = one(ctx, 'email');
+    if (!email || !/^[^\s@]+@[^\s@]+$/.test(email)) {
+      throw new DomainError('bad-request', 'Give the payer email.', [
+        { pointer: '/email', message: 'must be an email address' },
+      ]);
+    }
+    const rows = await deps.store.payments.byEmail(email, ctx.state.agencies as string[]);
+    ctx.body = {
+      status: 'OK',
+      data: rows.map(paymentRow),
+      stats: { total_pages: 1, total_rows: rows.length },
+    };
+  });
+
   router.get('/api/report/v1/zakat', requireReportAuth(deps), async (ctx) => {
     const agency = reportAgency(ctx);
-    const { start, end, items, page } = pageQuery(ctx, businessDate(deps.clock.now()));
+    const today = businessDate(deps.clock.now());
+    const { start, end, items, page } = pageQuery(ctx, { start: today });
     const limit = items === -1 ? -1 : items;
     const { rows, total } = await deps.store.reports.zakatPage({
       sink: agency,
@@ -74,15 +161,20 @@ export function mountReports(router: Router, deps: Deps): void {
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 /** start/end (business dates, UTC+8; default today), items (page size, -1 = all) and page (0-based). */
-function pageQuery(ctx: Context, today: string): { start: string; end: string; items: number; page: number } {
+/** One query value; a repeated key is refused. */
+function one(ctx: Context, key: string): string | undefined {
+  const value = ctx.query[key];
+  if (Array.isArray(value)) throw new DomainError('repeated-parameter');
+  return value;
+}
+
+function pageQuery(
+  ctx: Context,
+  defaults: { start: string; end?: string },
+): { start: string; end: string; items: number; page: number } {
   const errors: { pointer: string; message: string }[] = [];
-  const one = (key: string): string | undefined => {
-    const value = ctx.query[key];
-    if (Array.isArray(value)) throw new DomainError('repeated-parameter');
-    return value;
-  };
-  const start = one('start') ?? today;
-  const end = one('end') ?? start;
+  const start = one(ctx, 'start') ?? defaults.start;
+  const end = one(ctx, 'end') ?? defaults.end ?? start;
   for (const [key, value] of [
     ['start', start],
     ['end', end],
@@ -92,14 +184,46 @@ function pageQuery(ctx: Context, today: string): { start: string; end: string; i
   }
   if (errors.length === 0 && end < start)
     errors.push({ pointer: '/end', message: 'must not be before start' });
-  const itemsText = one('items') ?? '100';
+  const itemsText = one(ctx, 'items') ?? '100';
   const items = Number(itemsText);
   if (!/^(-1|\d{1,5})$/.test(itemsText) || items === 0 || items > MAX_ITEMS) {
     errors.push({ pointer: '/items', message: `must be 1 to ${MAX_ITEMS}, or -1 for every row` });
   }
-  const pageText = one('page') ?? '0';
+  const pageText = one(ctx, 'page') ?? '0';
   if (!/^\d{1,7}$/.test(pageText))
     errors.push({ pointer: '/page', message: 'must be a whole number from 0' });
   if (errors.length > 0) throw new DomainError('bad-request', 'The query is not valid.', errors);
   return { start, end, items, page: Number(pageText) };
+}
+
+/** A payment as the reports show it (spec 2.3 names the first four). */
+function paymentRow(p: PaymentRow) {
+  return {
+    fpx_seller_order_no: p.orderNo,
+    created_date: formatKl(new Date(p.createdAt)),
+    is_approved: p.status === 'success' ? 1 : 0,
+    fpx_debit_auth_code: p.debitAuthCode ?? '',
+    refNo: p.refNo,
+    extraData: p.extraData,
+    amount: formatSen(p.amountSen),
+    addCharge: formatSen(p.addChargeSen),
+    status: p.status,
+    payment_method: p.paymentMethod,
+    email: p.email,
+    fpx_txn_id: p.fpxTxnId,
+    fpx_txn_time: p.fpxTxnTime,
+    agency: p.agencyCode,
+  };
+}
+
+/** The UTC instant at which a Kuala Lumpur calendar day starts. */
+function klDayStartUtc(day: string): string {
+  return new Date(`${day}T00:00:00+08:00`).toISOString();
+}
+
+function nextDay(day: string): string {
+  if (day === '9999-12-31') return '9999-12-31';
+  const date = new Date(`${day}T00:00:00Z`);
+  date.setUTCDate(date.getUTCDate() + 1);
+  return date.toISOString().slice(0, 10);
 }

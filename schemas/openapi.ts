@@ -55,6 +55,90 @@ function paths(settings: OpenApiSettings): Json {
         },
       },
     },
+    '/api/report/v1/payment': {
+      servers: hostServer('reports_url'),
+      get: {
+        operationId: 'getPaymentReport',
+        tags: ['Reports'],
+        summary: "An agency's payments (spec 2.3 envelope); bearer token or signed GET",
+        description:
+          'Paging: iterate page from 0 until a page has fewer rows than items. start/end are UTC+8 calendar days on created_date (default: all). Rows: fpx_seller_order_no, created_date (UTC+8, YYYY-MM-DD HH:mm:ss), is_approved, fpx_debit_auth_code, refNo, extraData, amount, addCharge, status, payment_method, email, fpx_txn_id, fpx_txn_time, agency.',
+        security: [{ reportToken: [] }, { signedRequest: [] }],
+        parameters: [
+          {
+            name: 'agency',
+            in: 'query',
+            schema: { type: 'string' },
+            description: 'Required with a signed GET.',
+          },
+          { name: 'output', in: 'query', schema: { type: 'string', enum: ['json'] } },
+          {
+            name: 'items',
+            in: 'query',
+            schema: { type: 'integer', minimum: -1, maximum: 10000, default: 100 },
+          },
+          { name: 'page', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+          { name: 'seller_order_no', in: 'query', schema: { type: 'string' } },
+          { name: 'start', in: 'query', schema: { type: 'string', format: 'date' } },
+          { name: 'end', in: 'query', schema: { type: 'string', format: 'date' } },
+          { name: 'is_approved', in: 'query', schema: { type: 'string', enum: ['0', '1'] } },
+        ],
+        responses: {
+          '200': {
+            description:
+              '{ status: OK, data: [payment rows], stats: { total_pages, total_rows, page, items } }',
+            content: { 'application/json': {} },
+          },
+          '400': problemResponse('A bad query, or a repeated key.'),
+          '401': problemResponse('No, expired, revoked or wrong credentials.'),
+          '403': problemResponse('The credentials do not cover this agency.'),
+        },
+      },
+    },
+    '/api/report/v1/fpxrequest': {
+      servers: hostServer('reports_url'),
+      get: {
+        operationId: 'getOrder',
+        tags: ['Reports'],
+        summary: 'One order by fpx_seller_order_no or refno, with its status history',
+        security: [{ reportToken: [] }, { signedRequest: [] }],
+        parameters: [
+          { name: 'fpx_seller_order_no', in: 'query', schema: { type: 'string' } },
+          {
+            name: 'refno',
+            in: 'query',
+            schema: { type: 'string' },
+            description: 'With agency when a token covers several.',
+          },
+        ],
+        responses: {
+          '200': {
+            description: '{ status: OK, data: payment row + history[] }',
+            content: { 'application/json': {} },
+          },
+          '401': problemResponse('Credentials missing or wrong.'),
+          '404': problemResponse('No such order among the agencies the credentials cover.'),
+        },
+      },
+    },
+    '/api/user/v1/transactions': {
+      servers: hostServer('reports_url'),
+      get: {
+        operationId: 'getPayerTransactions',
+        tags: ['Reports'],
+        summary:
+          "A payer's payments by email, only within the caller's agencies (personal data: auth required)",
+        security: [{ reportToken: [] }, { signedRequest: [] }],
+        parameters: [
+          { name: 'email', in: 'query', required: true, schema: { type: 'string', format: 'email' } },
+        ],
+        responses: {
+          '200': { description: '{ status: OK, data: [payment rows] }', content: { 'application/json': {} } },
+          '400': problemResponse('No email.'),
+          '401': problemResponse('Credentials missing or wrong.'),
+        },
+      },
+    },
     '/api/report/v1/zakat': {
       servers: hostServer('reports_url'),
       get: {

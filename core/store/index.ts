@@ -6,6 +6,7 @@ import { agenciesRepository } from './agencies.ts';
 import { outboxRepository } from './outbox.ts';
 import { reportTokensRepository } from './report-tokens.ts';
 import { reportsRepository } from './reports.ts';
+import { paymentsRepository } from './payments.ts';
 import { pipelineRepository } from './pipeline.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
@@ -15,6 +16,7 @@ export type { AgencyRow, AgencySettings, AddChargeRule, PaymentMethod } from './
 export { DEFAULT_AGENCY_SETTINGS } from './agencies.ts';
 export type { ReportTokenRow } from './report-tokens.ts';
 export type { ZakatReportRow } from './reports.ts';
+export type { PaymentRow, PaymentEvent, PaymentFilter } from './payments.ts';
 export type { OutboxRow, QueueStats } from './outbox.ts';
 export type { NormalisedFields, BatchVersion, LedgerEntry, Job } from './pipeline.ts';
 export { TEST_SINK } from './pipeline.ts';
@@ -33,6 +35,7 @@ export interface Store {
   readonly outbox: ReturnType<typeof outboxRepository>;
   readonly reportTokens: ReturnType<typeof reportTokensRepository>;
   readonly reports: ReturnType<typeof reportsRepository>;
+  readonly payments: ReturnType<typeof paymentsRepository>;
   readonly pipeline: ReturnType<typeof pipelineRepository>;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
@@ -51,6 +54,7 @@ export function openStore(file: string): Store {
     outbox: outboxRepository(db),
     reportTokens: reportTokensRepository(db),
     reports: reportsRepository(db),
+    payments: paymentsRepository(db),
     pipeline: pipelineRepository(db),
     async ping() {
       db.prepare('SELECT 1').get();

@@ -1,0 +1,117 @@
+import type { Db } from './db.ts';
+
+export interface PaymentRow {
+  orderNo: string;
+  agencyCode: string;
+  refNo: string;
+  extraData: string | null;
+  paymentCategory: string | null;
+  amountSen: number;
+  addChargeSen: number;
+  email: string;
+  returnUrl: string;
+  paymentMethod: 'fpx' | 'card' | 'ewallet' | null;
+  status: 'pending' | 'success' | 'failed';
+  debitAuthCode: string | null;
+  fpxTxnId: string | null;
+  fpxTxnTime: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface PaymentEvent {
+  at: string;
+  status: string;
+  debitAuthCode: string | null;
+  source: string;
+}
+
+export interface PaymentFilter {
+  agency: string;
+  /** UTC instants bounding created_at: [from, to). */
+  from: string;
+  to: string;
+  isApproved?: boolean;
+  sellerOrderNo?: string;
+}
+
+const COLUMNS = `order_no AS orderNo, agency_code AS agencyCode, ref_no AS refNo, extra_data AS extraData,
+  payment_category AS paymentCategory, amount_sen AS amountSen, add_charge_sen AS addChargeSen, email,
+  return_url AS returnUrl, payment_method AS paymentMethod, status, debit_auth_code AS debitAuthCode,
+  fpx_txn_id AS fpxTxnId, fpx_txn_time AS fpxTxnTime, created_at AS createdAt, updated_at AS updatedAt`;
+
+const WHERE = `WHERE agency_code = @agency AND created_at >= @from AND created_at < @to
+  AND (@approved IS NULL OR (status = 'success') = @approved)
+  AND (@sellerOrderNo IS NULL OR order_no = @sellerOrderNo)`;
+
+/** Payments (checkout orders): written by checkout, read by the report API. */
+export function paymentsRepository(db: Db) {
+  const params = (f: PaymentFilter) => ({
+    agency: f.agency,
+    from: f.from,
+    to: f.to,
+    approved: f.isApproved === undefined ? null : f.isApproved ? 1 : 0,
+    sellerOrderNo: f.sellerOrderNo ?? null,
+  });
+  const count = db.prepare<ReturnType<typeof params>, { n: number }>(
+    `SELECT count(*) AS n FROM payments ${WHERE}`,
+  );
+  const page = db.prepare<ReturnType<typeof params> & { limit: number; offset: number }, PaymentRow>(
+    `SELECT ${COLUMNS} FROM payments ${WHERE} ORDER BY created_at, order_no LIMIT @limit OFFSET @offset`,
+  );
+  return {
+    /** Stores a payment with its first event (checkout; tests until checkout exists). */
+    async create(row: PaymentRow, source: string): Promise<void> {
+      db.transaction(() => {
+        db.prepare(
+          `INSERT INTO payments (order_no, agency_code, ref_no, extra_data, payment_category, amount_sen, add_charge_sen,
+             email, return_url, payment_method, status, debit_auth_code, fpx_txn_id, fpx_txn_time, created_at, updated_at)
+           VALUES (@orderNo, @agencyCode, @refNo, @extraData, @paymentCategory, @amountSen, @addChargeSen, @email,
+             @returnUrl, @paymentMethod, @status, @debitAuthCode, @fpxTxnId, @fpxTxnTime, @createdAt, @updatedAt)`,
+        ).run(row);
+        db.prepare(
+          'INSERT INTO payment_events (order_no, at, status, debit_auth_code, source) VALUES (?, ?, ?, ?, ?)',
+        ).run(row.orderNo, row.createdAt, row.status, row.debitAuthCode, source);
+      }).immediate();
+    },
+
+    /** One page of an agency's payments; limit -1 means every row. */
+    async page(
+      filter: PaymentFilter,
+      limit: number,
+      offset: number,
+    ): Promise<{ rows: PaymentRow[]; total: number }> {
+      const p = params(filter);
+      return { rows: page.all({ ...p, limit, offset }), total: count.get(p)?.n ?? 0 };
+    },
+
+    /** An order of one of the agencies, by service order number or by the merchant's refNo, with its events. */
+    async find(agencies: readonly string[], key: { orderNo?: string; refNo?: string }) {
+      const rows = db
+        .prepare<{ orderNo: string | null; refNo: string | null }, PaymentRow>(
+          `SELECT ${COLUMNS} FROM payments WHERE (@orderNo IS NOT NULL AND order_no = @orderNo)
+             OR (@orderNo IS NULL AND ref_no = @refNo) ORDER BY created_at`,
+        )
+        .all({ orderNo: key.orderNo ?? null, refNo: key.refNo ?? null })
+        .filter((row) => agencies.includes(row.agencyCode));
+      return rows.map((row) => ({
+        ...row,
+        events: db
+          .prepare<[string], PaymentEvent>(
+            'SELECT at, status, debit_auth_code AS debitAuthCode, source FROM payment_events WHERE order_no = ? ORDER BY id',
+          )
+          .all(row.orderNo),
+      }));
+    },
+
+    /** A payer's payments within the given agencies, newest first. */
+    async byEmail(email: string, agencies: readonly string[]): Promise<PaymentRow[]> {
+      return db
+        .prepare<[string], PaymentRow>(
+          `SELECT ${COLUMNS} FROM payments WHERE email = ? ORDER BY created_at DESC, order_no`,
+        )
+        .all(email.trim().toLowerCase())
+        .filter((row) => agencies.includes(row.agencyCode));
+    },
+  };
+}

@@ -1,0 +1,187 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mintReportToken } from '../../core/report-tokens.ts';
+import { signGet } from '../../core/signatures.ts';
+import { fixedClock } from '../../core/clock.ts';
+import type { PaymentRow } from '../../core/store/index.ts';
+import { problemOf, startApp, type TestApp } from '../helpers.ts';
+
+const LZS_KEY = 'c3b5a0e2-7f1d-4c8e-9a6b-2d4f8e1a3b5c';
+const PPZ_KEY = '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
+const NOW = new Date('2026-11-21T12:00:00+08:00');
+
+interface Envelope {
+  status: string;
+  data: Record<string, unknown>[];
+  stats: { total_pages: number; total_rows: number };
+}
+
+/** Until checkout exists, payment rows are made through the store (issue 4). 17 LZS, 4 PPZ. */
+async function paymentsApp(t: Parameters<typeof startApp>[0]): Promise<TestApp> {
+  const app = await startApp(t, {}, { clock: fixedClock(NOW) });
+  const make = (agency: string, i: number, overrides: Partial<PaymentRow> = {}): PaymentRow => ({
+    orderNo: `AM${agency}${String(i).padStart(4, '0')}`,
+    agencyCode: agency,
+    refNo: `REF-${i}`,
+    extraData: null,
+    paymentCategory: 'zakat-fitrah',
+    amountSen: 1000 + i,
+    addChargeSen: 100,
+    email: i % 2 === 0 ? 'ali@example.my' : 'siti@example.my',
+    returnUrl: 'http://127.0.0.1/return',
+    paymentMethod: 'fpx',
+    status: i % 3 === 0 ? 'failed' : 'success',
+    debitAuthCode: i % 3 === 0 ? '51' : '00',
+    fpxTxnId: `TX${i}`,
+    fpxTxnTime: '2026-11-20 10:00:00',
+    // 20 Nov 23:59:59 in KL for i = 0 (still the 20th), then the 21st.
+    createdAt: i === 0 ? '2026-11-20T15:59:59.000Z' : `2026-11-21T0${i % 10}:00:00.000Z`,
+    updatedAt: '2026-11-21T00:00:00.000Z',
+    ...overrides,
+  });
+  for (let i = 0; i < 17; i += 1) await app.deps.store.payments.create(make('LZS', i), 'test');
+  for (let i = 0; i < 4; i += 1) await app.deps.store.payments.create(make('PPZ', i), 'test');
+  return app;
+}
+
+const token = async (app: TestApp, agencies: string[]) =>
+  (
+    await mintReportToken(app.deps.store, app.deps.config.reportTokenSecret, {
+      agencies,
+      ttlSeconds: 3600,
+      now: NOW,
+    })
+  ).token;
+const get = async (app: TestApp, url: string, headers: Record<string, string> = {}) =>
+  fetch(`${app.url}${url}`, { headers });
+
+test('the payment report: envelope of 2.3, filters, and the paging rule of 4.2', async (t) => {
+  const app = await paymentsApp(t);
+  const auth = { authorization: `Bearer ${await token(app, ['LZS'])}` };
+  const all = (await (
+    await get(app, '/api/report/v1/payment?output=json&items=-1', auth)
+  ).json()) as Envelope;
+  assert.equal(all.status, 'OK');
+  assert.equal(all.data.length, 17);
+  assert.deepEqual(Object.keys(all.data[0] ?? {}).slice(0, 4), [
+    'fpx_seller_order_no',
+    'created_date',
+    'is_approved',
+    'fpx_debit_auth_code',
+  ]);
+  assert.equal(all.data[0]?.created_date, '2026-11-20 23:59:59');
+  assert.equal(all.data[0]?.amount, '10.00');
+
+  const day20 = (await (
+    await get(app, '/api/report/v1/payment?start=2026-11-20&end=2026-11-20&items=-1', auth)
+  ).json()) as Envelope;
+  assert.deepEqual(
+    day20.data.map((r) => r.fpx_seller_order_no),
+    ['AMLZS0000'],
+  );
+  const approved = (await (
+    await get(app, '/api/report/v1/payment?is_approved=1&items=-1', auth)
+  ).json()) as Envelope;
+  assert.ok(
+    approved.data.length > 0 &&
+      approved.data.every((r) => r.is_approved === 1 && r.fpx_debit_auth_code === '00'),
+  );
+  const one = (await (
+    await get(app, '/api/report/v1/payment?seller_order_no=AMLZS0005', auth)
+  ).json()) as Envelope;
+  assert.deepEqual(
+    one.data.map((r) => r.refNo),
+    ['REF-5'],
+  );
+
+  for (const items of [1, 4, 17, 50]) {
+    const seen: unknown[] = [];
+    for (let page = 0; page < 40; page += 1) {
+      const body = (await (
+        await get(app, `/api/report/v1/payment?items=${items}&page=${page}`, auth)
+      ).json()) as Envelope;
+      seen.push(...body.data.map((r) => r.fpx_seller_order_no));
+      if (body.data.length < items) break;
+    }
+    assert.equal(new Set(seen).size, 17, `items=${items}`);
+    assert.equal(seen.length, 17, `items=${items}: no row twice`);
+  }
+});
+
+test('the order lookup and the payer history stay within the credentials, and history shows events', async (t) => {
+  const app = await paymentsApp(t);
+  const lzs = { authorization: `Bearer ${await token(app, ['LZS'])}` };
+  const byOrder = await get(app, '/api/report/v1/fpxrequest?fpx_seller_order_no=AMLZS0003', lzs);
+  assert.equal(byOrder.status, 200);
+  const order = ((await byOrder.json()) as { data: { refNo: string; history: { status: string }[] } }).data;
+  assert.equal(order.refNo, 'REF-3');
+  assert.deepEqual(
+    order.history.map((h) => h.status),
+    ['failed'],
+  );
+  assert.equal((await get(app, '/api/report/v1/fpxrequest?refno=REF-3', lzs)).status, 200);
+  assert.equal(
+    (await get(app, '/api/report/v1/fpxrequest?fpx_seller_order_no=AMPPZ0001', lzs)).status,
+    404,
+    'another agency: not found',
+  );
+
+  const history = (await (
+    await get(app, '/api/user/v1/transactions?email=ali@example.my', lzs)
+  ).json()) as Envelope;
+  assert.ok(
+    history.data.length > 0 && history.data.every((r) => r.agency === 'LZS' && r.email === 'ali@example.my'),
+  );
+  assert.equal(
+    (await get(app, '/api/user/v1/transactions?email=ali@example.my')).status,
+    401,
+    'personal data needs auth',
+  );
+});
+
+test('tenant matrix: every payment endpoint refuses foreign or broken credentials, and leaks nothing', async (t) => {
+  const app = await paymentsApp(t);
+  const ppzToken = await token(app, ['PPZ']);
+  const endpoints = ['/api/report/v1/payment', '/api/report/v1/fpxrequest', '/api/user/v1/transactions'];
+  for (const path of endpoints) {
+    const query: Record<string, string> = path.endsWith('payment')
+      ? {}
+      : path.endsWith('fpxrequest')
+        ? { refno: 'REF-1' }
+        : { email: 'ali@example.my' };
+    const cases: [string, string, Record<string, string>, number[]][] = [
+      ['no credentials', `${path}?agency=LZS`, {}, [401]],
+      ['another agency key', signGet(path, { agency: 'LZS', ...query }, PPZ_KEY, NOW), {}, [401]],
+      [
+        'a token without LZS',
+        `${path}?${new URLSearchParams({ agency: 'LZS', ...query }).toString()}`,
+        { authorization: `Bearer ${ppzToken}` },
+        [403, 404, 200],
+      ],
+      [
+        'a tampered query',
+        signGet(path, { agency: 'LZS', ...query, x: '1' }, LZS_KEY, NOW).replace('x=1', 'x=2'),
+        {},
+        [401],
+      ],
+      [
+        'an expired exp',
+        signGet(path, { agency: 'LZS', ...query }, LZS_KEY, new Date(NOW.getTime() - 120_000)),
+        {},
+        [401],
+      ],
+    ];
+    for (const [what, url, headers, statuses] of cases) {
+      const response = await get(app, url, headers);
+      assert.ok(statuses.includes(response.status), `${path} ${what}: ${response.status}`);
+      const text = await response.text();
+      assert.ok(!text.includes('AMLZS'), `${path} ${what}: no LZS data`);
+    }
+    const good = await get(app, signGet(path, { agency: 'LZS', ...query }, LZS_KEY, NOW));
+    assert.equal(good.status, 200, `${path} signed by LZS`);
+  }
+  const problem = await problemOf(
+    await get(app, '/api/report/v1/payment?agency=LZS', { authorization: `Bearer ${ppzToken}` }),
+  );
+  assert.equal(problem.status, 403);
+});
