@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Deps } from '../core/deps.ts';
@@ -45,26 +46,25 @@ export function mountReports(router: Router, deps: Deps): void {
     const sellerOrderNo = one(ctx, 'seller_order_no');
     // Without start/end, every payment; the dates are UTC+8 calendar days on created_date.
     const { start, end, items, page } = pageQuery(ctx, { start: '0001-01-01', end: '9999-12-31' });
-    const { rows, total } = await deps.store.payments.page(
-      {
-        agency,
-        from: klDayStartUtc(start),
-        to: klDayStartUtc(nextDay(end)),
-        ...(approved !== undefined && { isApproved: approved === '1' }),
-        ...(sellerOrderNo !== undefined && { sellerOrderNo }),
-      },
-      items,
-      items === -1 ? 0 : page * items,
-    );
+    const filter = {
+      agency,
+      from: klDayStartUtc(start),
+      to: klDayStartUtc(nextDay(end)),
+      ...(approved !== undefined && { isApproved: approved === '1' }),
+      ...(sellerOrderNo !== undefined && { sellerOrderNo }),
+    };
+    if (items === -1) {
+      // Every row: streamed in chunks, so a million rows never sit in memory at once.
+      const total = await deps.store.payments.count(filter);
+      ctx.type = 'application/json';
+      ctx.body = Readable.from(streamEnvelope(deps.store.payments.all(filter), total));
+      return;
+    }
+    const { rows, total } = await deps.store.payments.page(filter, items, page * items);
     ctx.body = {
       status: 'OK',
       data: rows.map(paymentRow),
-      stats: {
-        total_pages: items === -1 ? 1 : Math.ceil(total / items),
-        total_rows: total,
-        page: items === -1 ? 0 : page,
-        items,
-      },
+      stats: { total_pages: Math.ceil(total / items), total_rows: total, page, items },
     };
   });
 
@@ -226,4 +226,15 @@ function nextDay(day: string): string {
   const date = new Date(`${day}T00:00:00Z`);
   date.setUTCDate(date.getUTCDate() + 1);
   return date.toISOString().slice(0, 10);
+}
+
+/** The 2.3 envelope written row by row. */
+async function* streamEnvelope(rows: AsyncIterable<PaymentRow>, total: number): AsyncGenerator<string> {
+  yield '{"status":"OK","data":[';
+  let first = true;
+  for await (const row of rows) {
+    yield `${first ? '' : ','}${JSON.stringify(paymentRow(row))}`;
+    first = false;
+  }
+  yield `],"stats":${JSON.stringify({ total_pages: 1, total_rows: total, page: 0, items: -1 })}}`;
 }

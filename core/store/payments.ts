@@ -44,6 +44,8 @@ const WHERE = `WHERE agency_code = @agency AND created_at >= @from AND created_a
   AND (@approved IS NULL OR (status = 'success') = @approved)
   AND (@sellerOrderNo IS NULL OR order_no = @sellerOrderNo)`;
 
+const CHUNK = 1000;
+
 /** Payments (checkout orders): written by checkout, read by the report API. */
 export function paymentsRepository(db: Db) {
   const params = (f: PaymentFilter) => ({
@@ -58,6 +60,14 @@ export function paymentsRepository(db: Db) {
   );
   const page = db.prepare<ReturnType<typeof params> & { limit: number; offset: number }, PaymentRow>(
     `SELECT ${COLUMNS} FROM payments ${WHERE} ORDER BY created_at, order_no LIMIT @limit OFFSET @offset`,
+  );
+  const chunk = db.prepare<
+    ReturnType<typeof params> & { afterCreated: string; afterOrder: string },
+    PaymentRow
+  >(
+    `SELECT ${COLUMNS} FROM payments ${WHERE}
+       AND (created_at > @afterCreated OR (created_at = @afterCreated AND order_no > @afterOrder))
+     ORDER BY created_at, order_no LIMIT ${CHUNK}`,
   );
   return {
     /** Stores a payment with its first event (checkout; tests until checkout exists). */
@@ -83,6 +93,26 @@ export function paymentsRepository(db: Db) {
     ): Promise<{ rows: PaymentRow[]; total: number }> {
       const p = params(filter);
       return { rows: page.all({ ...p, limit, offset }), total: count.get(p)?.n ?? 0 };
+    },
+
+    async count(filter: PaymentFilter): Promise<number> {
+      return count.get(params(filter))?.n ?? 0;
+    },
+
+    /**
+     * Every matching payment, in report order, fetched 1,000 at a time by keyset: memory stays flat and the
+     * connection is never held between chunks (better-sqlite3 cannot run other statements mid-iteration).
+     */
+    async *all(filter: PaymentFilter): AsyncGenerator<PaymentRow> {
+      const p = params(filter);
+      let after = { createdAt: '', orderNo: '' };
+      for (;;) {
+        const rows = chunk.all({ ...p, afterCreated: after.createdAt, afterOrder: after.orderNo });
+        for (const row of rows) yield row;
+        const last = rows.at(-1);
+        if (!last || rows.length < CHUNK) return;
+        after = { createdAt: last.createdAt, orderNo: last.orderNo };
+      }
     },
 
     /** An order of one of the agencies, by service order number or by the merchant's refNo, with its events. */

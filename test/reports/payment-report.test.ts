@@ -4,7 +4,8 @@ import { mintReportToken } from '../../core/report-tokens.ts';
 import { signGet } from '../../core/signatures.ts';
 import { fixedClock } from '../../core/clock.ts';
 import type { PaymentRow } from '../../core/store/index.ts';
-import { problemOf, startApp, type TestApp } from '../helpers.ts';
+import Database from 'better-sqlite3';
+import { onCleanup, problemOf, startApp, type TestApp } from '../helpers.ts';
 
 const LZS_KEY = 'c3b5a0e2-7f1d-4c8e-9a6b-2d4f8e1a3b5c';
 const PPZ_KEY = '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
@@ -184,4 +185,28 @@ test('tenant matrix: every payment endpoint refuses foreign or broken credential
     await get(app, '/api/report/v1/payment?agency=LZS', { authorization: `Bearer ${ppzToken}` }),
   );
   assert.equal(problem.status, 403);
+});
+
+test('items=-1 streams every row once, across chunk boundaries and equal timestamps', async (t) => {
+  const app = await startApp(t, {}, { clock: fixedClock(NOW) });
+  const db = new Database(app.deps.store.file);
+  onCleanup(t, () => db.close());
+  const insert = db.prepare(
+    `INSERT INTO payments (order_no, agency_code, ref_no, amount_sen, email, return_url, status, created_at, updated_at)
+     VALUES (?, 'LZS', ?, 1000, 'x@example.my', 'http://127.0.0.1/r', 'success', ?, ?)`,
+  );
+  db.transaction(() => {
+    // Five timestamps shared by 500 orders each: the keyset must break ties by order number.
+    for (let i = 0; i < 2500; i += 1) {
+      const at = `2026-11-21T0${i % 5}:00:00.000Z`;
+      insert.run(`AM${String(i).padStart(6, '0')}`, `R${i}`, at, at);
+    }
+  })();
+  const auth = { authorization: `Bearer ${await token(app, ['LZS'])}` };
+  const response = await get(app, '/api/report/v1/payment?items=-1', auth);
+  assert.equal(response.status, 200);
+  const body = (await response.json()) as Envelope;
+  assert.equal(body.data.length, 2500);
+  assert.equal(new Set(body.data.map((r) => r.fpx_seller_order_no)).size, 2500);
+  assert.equal(body.stats.total_rows, 2500);
 });
