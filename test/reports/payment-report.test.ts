@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { UnsecuredJWT } from 'jose';
 import { mintReportToken } from '../../core/report-tokens.ts';
 import { signGet } from '../../core/signatures.ts';
 import { fixedClock } from '../../core/clock.ts';
@@ -169,6 +170,20 @@ test('tenant matrix: every payment endpoint refuses foreign or broken credential
         'an expired exp',
         signGet(path, { agency: 'LZS', ...query }, LZS_KEY, new Date(NOW.getTime() - 120_000)),
         {},
+        [401],
+      ],
+      [
+        'a future exp',
+        signGet(path, { agency: 'LZS', ...query }, LZS_KEY, new Date(NOW.getTime() + 120_000)),
+        {},
+        [401],
+      ],
+      [
+        'alg none',
+        `${path}?${new URLSearchParams({ agency: 'LZS', ...query }).toString()}`,
+        {
+          authorization: `Bearer ${new UnsecuredJWT({ agencies: ['LZS'] }).setIssuedAt().setExpirationTime('1h').encode()}`,
+        },
         [401],
       ],
     ];
