@@ -1,26 +1,11 @@
 import type { Db } from './db.ts';
+import type { NormalisedFields } from './pipeline.ts';
 
-/** A bank posting as the zakat report shows it: its latest normalised version. */
-export interface ZakatReportRow {
-  postingId: number;
-  orderno: string;
-  status: string;
-  amountSen: number;
-  name: string;
-  email: string;
-  timeUtc: string;
-  businessDate: string;
-  zakatName: string | null;
-  icNo: string | null;
-  phone: string | null;
-  state: string | null;
-  typeRaw: string | null;
-  type: string | null;
-  year: string | null;
-  rateSen: number | null;
-  dependants: number | null;
-  exceptions: string;
-}
+/** A bank posting as the zakat report shows it: its latest normalised version (exceptions as JSON text). */
+export type ZakatReportRow = Omit<
+  NormalisedFields,
+  'bankAgency' | 'address' | 'postcode' | 'city' | 'zakatAmountSen' | 'exceptions'
+> & { postingId: number; exceptions: string };
 
 const LATEST = `FROM normalised_postings n
   WHERE n.sink = @sink AND n.business_date BETWEEN @start AND @end
