@@ -327,13 +327,16 @@ async function main(): Promise<void> {
       `amil ingest benchmark: ${seconds} s per scenario (+${warmupSeconds} s warm-up), ${CONNECTIONS} connections, ` +
         `pipelining 1; Node ${process.version}; data in ${tmpdir()}`,
     );
-    client = startClient();
+    const loadClient = startClient();
+    client = loadClient;
     const results = new Map<number, { endpoint: Scenario; noop: Scenario }>();
     let acceptedTotal = 0;
-    for (const batchSize of BATCH_SIZES) {
-      const base = { password: DEMO_PASSWORD, batchSize, connections: CONNECTIONS, warmupSeconds, seconds };
-      process.stdout.write(`  batch ${batchSize}: endpoint...`);
-      const endpoint = await scenario(client, {
+    /** The same load against the real webhook, then against the no-op endpoint. */
+    const endpointAndNoop = async (
+      base: Omit<Parameters<typeof scenario>[1], 'origin' | 'path' | 'expectAccepted'>,
+    ): Promise<{ endpoint: Scenario; noop: Scenario }> => {
+      process.stdout.write(' endpoint...');
+      const endpoint = await scenario(loadClient, {
         ...base,
         origin: webhookUrl,
         path: '/api/bank/webhook',
@@ -341,14 +344,19 @@ async function main(): Promise<void> {
       });
       acceptedTotal += endpoint.result.records + endpoint.result.warmupRecords;
       process.stdout.write(' no-op...');
-      const noopRun = await scenario(client, {
+      const noop = await scenario(loadClient, {
         ...base,
         origin: noopUrl,
         path: '/noop',
         expectAccepted: false,
       });
       process.stdout.write(' done\n');
-      results.set(batchSize, { endpoint, noop: noopRun });
+      return { endpoint, noop };
+    };
+    for (const batchSize of BATCH_SIZES) {
+      const base = { password: DEMO_PASSWORD, batchSize, connections: CONNECTIONS, warmupSeconds, seconds };
+      process.stdout.write(`  batch ${batchSize}:`);
+      results.set(batchSize, await endpointAndNoop(base));
     }
 
     // Open loop at batch 100, at a share of the closed-loop throughput just measured (requests/s).
@@ -364,23 +372,8 @@ async function main(): Promise<void> {
         seconds,
         ratePerSecond: openRate,
       };
-      process.stdout.write(`  open loop, batch ${OPEN_LOOP_BATCH} at ${openRate} req/s: endpoint...`);
-      const endpoint = await scenario(client, {
-        ...base,
-        origin: webhookUrl,
-        path: '/api/bank/webhook',
-        expectAccepted: true,
-      });
-      acceptedTotal += endpoint.result.records + endpoint.result.warmupRecords;
-      process.stdout.write(' no-op...');
-      const noopRun = await scenario(client, {
-        ...base,
-        origin: noopUrl,
-        path: '/noop',
-        expectAccepted: false,
-      });
-      process.stdout.write(' done\n');
-      open = { endpoint, noop: noopRun };
+      process.stdout.write(`  open loop, batch ${OPEN_LOOP_BATCH} at ${openRate} req/s:`);
+      open = await endpointAndNoop(base);
     }
     await stopClient(client);
 

@@ -24,6 +24,7 @@ import { createDeps, seedDemoData } from '../core/bootstrap.ts';
 import type { Deps } from '../core/deps.ts';
 import { listen, type Listening } from '../core/http/serve.ts';
 import { mintReportToken } from '../core/report-tokens.ts';
+import { PAYMENT_COUNT_SQL, PAYMENT_PAGE_SQL } from '../core/store/payments.ts';
 import { createWebApp } from '../ingest/web-app.ts';
 
 const HOST = '127.0.0.1';
@@ -37,15 +38,6 @@ const AIM_PAGE_P99_MS = 5;
 const AIM_STREAM_RSS_MB = 150;
 const SAMPLE_MS = 50;
 const DAYS = 30;
-
-// The columns and WHERE of core/store/payments.ts, copied so that the raw SELECT is the same statement.
-const COLUMNS = `order_no AS orderNo, agency_code AS agencyCode, ref_no AS refNo, extra_data AS extraData,
-  payment_category AS paymentCategory, amount_sen AS amountSen, add_charge_sen AS addChargeSen, email,
-  return_url AS returnUrl, payment_method AS paymentMethod, status, debit_auth_code AS debitAuthCode,
-  fpx_txn_id AS fpxTxnId, fpx_txn_time AS fpxTxnTime, created_at AS createdAt, updated_at AS updatedAt`;
-const WHERE = `WHERE agency_code = @agency AND created_at >= @from AND created_at < @to
-  AND (@approved IS NULL OR (status = 'success') = @approved)
-  AND (@sellerOrderNo IS NULL OR order_no = @sellerOrderNo)`;
 
 function benchPayments(): number {
   const raw = process.env.BENCH_PAYMENTS;
@@ -349,10 +341,8 @@ async function main(): Promise<void> {
 
     rawDb = new Database(deps.store.file, { readonly: true });
     const raw = {
-      page: rawDb.prepare(
-        `SELECT ${COLUMNS} FROM payments ${WHERE} ORDER BY created_at, order_no LIMIT @limit OFFSET @offset`,
-      ),
-      count: rawDb.prepare(`SELECT count(*) AS n FROM payments ${WHERE}`),
+      page: rawDb.prepare(PAYMENT_PAGE_SQL),
+      count: rawDb.prepare(PAYMENT_COUNT_SQL),
     };
     const total = (
       raw.count.get({ agency: 'LZS', ...ALL_TIME, approved: null, sellerOrderNo: null }) as { n: number }

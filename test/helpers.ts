@@ -9,6 +9,7 @@ import { createLogger } from '../core/logger.ts';
 import type { Deps } from '../core/deps.ts';
 import { listen } from '../core/http/serve.ts';
 import { createWebApp } from '../ingest/web-app.ts';
+import { mintReportToken } from '../core/report-tokens.ts';
 import type { BankTransaction } from '../schemas/index.ts';
 
 export const DEMO_PASSWORD = 'demo-bank-password';
@@ -150,4 +151,10 @@ export async function problemOf(response: Response): Promise<ProblemBody> {
     throw new Error(`expected application/problem+json, got ${response.headers.get('content-type')}`);
   }
   return (await response.json()) as ProblemBody;
+}
+
+/** A report token (JWT) for the agencies, minted as `amil token mint` does. */
+export async function reportToken(app: TestApp, agencies: string[], now: Date = new Date()): Promise<string> {
+  const { store, config } = app.deps;
+  return (await mintReportToken(store, config.reportTokenSecret, { agencies, ttlSeconds: 3600, now })).token;
 }

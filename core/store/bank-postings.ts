@@ -321,19 +321,6 @@ export function bankPostingsRepository(db: Db) {
         anomalies: count('SELECT count(*) AS n FROM anomalies'),
       };
     },
-
-    /** Archived webhook bodies received on a business day, oldest first. */
-    async archivedBatches(businessDate: string) {
-      return db
-        .prepare<
-          [string],
-          { id: string; receivedAt: string; sha256: string; recordCount: number; body: Buffer }
-        >(
-          `SELECT id, received_at AS receivedAt, sha256, record_count AS recordCount, body
-           FROM webhook_batches WHERE business_date = ? ORDER BY received_at, id`,
-        )
-        .all(businessDate);
-    },
   };
 }
 

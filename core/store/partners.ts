@@ -71,10 +71,6 @@ export function partnersRepository(db: Db) {
       return selectIsActive.get(passwordId) !== undefined;
     },
 
-    async hasPartner(partnerId: string): Promise<boolean> {
-      return db.prepare('SELECT 1 FROM partners WHERE id = ?').get(partnerId) !== undefined;
-    },
-
     async list(): Promise<PartnerSummary[]> {
       const partners = db
         .prepare<[], { id: string; createdAt: string }>(

@@ -46,6 +46,11 @@ const WHERE = `WHERE agency_code = @agency AND created_at >= @from AND created_a
 
 const CHUNK = 1000;
 
+/** The report's count and page statements (exported so the benchmark runs the very same SQL raw). */
+export const PAYMENT_COUNT_SQL = `SELECT count(*) AS n FROM payments ${WHERE}`;
+export const PAYMENT_PAGE_SQL = `SELECT ${COLUMNS} FROM payments ${WHERE}
+  ORDER BY created_at, order_no LIMIT @limit OFFSET @offset`;
+
 /** Payments (checkout orders): written by checkout, read by the report API. */
 export function paymentsRepository(db: Db) {
   const params = (f: PaymentFilter) => ({
@@ -55,11 +60,9 @@ export function paymentsRepository(db: Db) {
     approved: f.isApproved === undefined ? null : f.isApproved ? 1 : 0,
     sellerOrderNo: f.sellerOrderNo ?? null,
   });
-  const count = db.prepare<ReturnType<typeof params>, { n: number }>(
-    `SELECT count(*) AS n FROM payments ${WHERE}`,
-  );
+  const count = db.prepare<ReturnType<typeof params>, { n: number }>(PAYMENT_COUNT_SQL);
   const page = db.prepare<ReturnType<typeof params> & { limit: number; offset: number }, PaymentRow>(
-    `SELECT ${COLUMNS} FROM payments ${WHERE} ORDER BY created_at, order_no LIMIT @limit OFFSET @offset`,
+    PAYMENT_PAGE_SQL,
   );
   const chunk = db.prepare<
     ReturnType<typeof params> & { afterCreated: string; afterOrder: string },

@@ -1,12 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UnsecuredJWT } from 'jose';
-import { mintReportToken } from '../../core/report-tokens.ts';
 import { signGet } from '../../core/signatures.ts';
 import { fixedClock } from '../../core/clock.ts';
 import type { PaymentRow } from '../../core/store/index.ts';
 import Database from 'better-sqlite3';
-import { onCleanup, problemOf, startApp, type TestApp } from '../helpers.ts';
+import { onCleanup, problemOf, reportToken, startApp, type TestApp } from '../helpers.ts';
 
 const LZS_KEY = 'c3b5a0e2-7f1d-4c8e-9a6b-2d4f8e1a3b5c';
 const PPZ_KEY = '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
@@ -46,14 +45,7 @@ async function paymentsApp(t: Parameters<typeof startApp>[0]): Promise<TestApp> 
   return app;
 }
 
-const token = async (app: TestApp, agencies: string[]) =>
-  (
-    await mintReportToken(app.deps.store, app.deps.config.reportTokenSecret, {
-      agencies,
-      ttlSeconds: 3600,
-      now: NOW,
-    })
-  ).token;
+const token = (app: TestApp, agencies: string[]) => reportToken(app, agencies, NOW);
 const get = async (app: TestApp, url: string, headers: Record<string, string> = {}) =>
   fetch(`${app.url}${url}`, { headers });
 

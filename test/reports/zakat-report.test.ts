@@ -1,11 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UnsecuredJWT } from 'jose';
-import { mintReportToken } from '../../core/report-tokens.ts';
 import { signGet } from '../../core/signatures.ts';
 import { createInProcessRelay } from '../../pipeline/relay.ts';
 import { fixedClock } from '../../core/clock.ts';
-import { bankRecord, problemOf, startApp, type TestApp } from '../helpers.ts';
+import { bankRecord, problemOf, reportToken, startApp, type TestApp } from '../helpers.ts';
 
 const LZS_KEY = 'c3b5a0e2-7f1d-4c8e-9a6b-2d4f8e1a3b5c';
 const PPZ_KEY = '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
@@ -37,10 +36,7 @@ const get = (app: TestApp, pathAndQuery: string, headers: Record<string, string>
 
 test('the zakat report: bearer token or signed GET, only the agencies the credentials cover', async (t) => {
   const app = await reportApp(t);
-  const { store, config } = app.deps;
-  const lzsToken = (
-    await mintReportToken(store, config.reportTokenSecret, { agencies: ['LZS'], ttlSeconds: 3600, now: NOW })
-  ).token;
+  const lzsToken = await reportToken(app, ['LZS'], NOW);
   const bearer = { authorization: `Bearer ${lzsToken}` };
 
   const ok = await get(app, `${PATH}?start=2026-11-20&items=-1`, bearer);
@@ -63,9 +59,7 @@ test('the zakat report: bearer token or signed GET, only the agencies the creden
   );
 
   // The matrix of refusals: every one refused, and no row in any refusal.
-  const ppzToken = (
-    await mintReportToken(store, config.reportTokenSecret, { agencies: ['PPZ'], ttlSeconds: 3600, now: NOW })
-  ).token;
+  const ppzToken = await reportToken(app, ['PPZ'], NOW);
   const none = new UnsecuredJWT({ agencies: ['LZS'] }).setIssuedAt().setExpirationTime('1h').encode();
   const refusals: [string, string, Record<string, string>, number, string][] = [
     ['no credentials', `${PATH}?agency=LZS`, {}, 401, 'unauthorized'],
@@ -125,13 +119,7 @@ test('the zakat report: bearer token or signed GET, only the agencies the creden
 
 test('paging by the rule of 4.2 returns every row exactly once, for several page sizes', async (t) => {
   const app = await reportApp(t);
-  const token = (
-    await mintReportToken(app.deps.store, app.deps.config.reportTokenSecret, {
-      agencies: ['LZS'],
-      ttlSeconds: 3600,
-      now: NOW,
-    })
-  ).token;
+  const token = await reportToken(app, ['LZS'], NOW);
   for (const items of [1, 5, 7, 23, 100]) {
     const seen: string[] = [];
     for (let page = 0; ; page += 1) {
@@ -151,13 +139,7 @@ test('paging by the rule of 4.2 returns every row exactly once, for several page
 
 test('report queries are checked: bad dates, sizes and pages are 400 with pointers', async (t) => {
   const app = await reportApp(t);
-  const token = (
-    await mintReportToken(app.deps.store, app.deps.config.reportTokenSecret, {
-      agencies: ['LZS'],
-      ttlSeconds: 3600,
-      now: NOW,
-    })
-  ).token;
+  const token = await reportToken(app, ['LZS'], NOW);
   const response = await get(app, `${PATH}?start=20-11-2026&items=0&page=-1`, {
     authorization: `Bearer ${token}`,
   });
