@@ -5,8 +5,8 @@
  *   BENCH_PAYMENTS=200000 npm run bench:reports
  *
  * 1. A 100-row page (first, middle and last page of agency LZS) through real HTTP on 127.0.0.1, requested
- *    sequentially, beside the same SELECT (the SQL of core/store/payments.ts page()) straight from
- *    better-sqlite3 in the same run. Aim: page p99 <= 5 ms.
+ *    sequentially, beside a SELECT of the same rows by their key (PAYMENT_SEEK_SQL of core/store/payments.ts)
+ *    straight from better-sqlite3 in the same run, and the naive count(*) + OFFSET page. Aim: p99 <= 5 ms.
  * 2. items=-1 over every LZS payment (about 90% of the rows): peak RSS above the baseline while the body is
  *    read. The server runs in this process, so RSS is sampled every 50 ms by a worker thread (a synchronous
  *    server blocks the main event loop, and a main-thread timer would miss the peak). Aim: < 150 MB.
@@ -24,7 +24,8 @@ import { createDeps, seedDemoData } from '../core/bootstrap.ts';
 import type { Deps } from '../core/deps.ts';
 import { listen, type Listening } from '../core/http/serve.ts';
 import { mintReportToken } from '../core/report-tokens.ts';
-import { PAYMENT_COUNT_SQL, PAYMENT_PAGE_SQL } from '../core/store/payments.ts';
+import { PAYMENT_COUNT_SQL, PAYMENT_PAGE_SQL, PAYMENT_SEEK_SQL } from '../core/store/payments.ts';
+import { klDayStartUtc } from '../core/time.ts';
 import { createWebApp } from '../ingest/web-app.ts';
 
 const HOST = '127.0.0.1';
@@ -49,9 +50,14 @@ function benchPayments(): number {
   return n;
 }
 
-/** The UTC bounds the route uses when start/end are not given (reports/routes.ts klDayStartUtc). */
-const klDayStartUtc = (day: string) => new Date(`${day}T00:00:00+08:00`).toISOString();
-const ALL_TIME = { from: klDayStartUtc('0001-01-01'), to: klDayStartUtc('9999-12-31') };
+/** The parameters of the store's SQL for every LZS payment (no start/end, as the benchmark requests). */
+const ALL_LZS = {
+  agency: 'LZS',
+  from: klDayStartUtc('0001-01-01'),
+  to: '~',
+  approved: null,
+  sellerOrderNo: null,
+};
 
 // ---------------------------------------------------------------------------------------------------
 // Data
@@ -152,40 +158,44 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
 // ---------------------------------------------------------------------------------------------------
 // Page latency: the endpoint and the raw SELECT
 
+interface RawStatements {
+  seek: Database.Statement;
+  page: Database.Statement;
+  count: Database.Statement;
+}
+
 interface PageResult {
   name: string;
   page: number;
   http: Timing;
   raw: Timing;
-  rawCount: Timing;
+  naive: Timing;
   errors: number;
   firstError?: string;
 }
 
-async function timePage(
-  name: string,
-  page: number,
-  url: string,
-  token: string,
-  raw: { page: Database.Statement; count: Database.Statement },
-): Promise<PageResult> {
-  const target = `${url}/api/report/v1/payment?items=${PAGE_SIZE}&page=${page}`;
-  const headers = { authorization: `Bearer ${token}` };
+// The requests are sent from a worker thread: its own heap and event loop, so that parsing responses and
+// the client's garbage collection do not pause the server being measured (which runs on the main thread).
+const REQUESTER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { performance } = require('node:perf_hooks');
+const { target, headers, expectRows, warmup, requests, maxMs } = workerData;
+const once = async () => {
+  const res = await fetch(target, { headers });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error('HTTP ' + res.status + ': ' + text.slice(0, 200));
+  if (expectRows !== null) {
+    const rows = JSON.parse(text).data.length;
+    if (rows !== expectRows) throw new Error(rows + ' rows, expected ' + expectRows);
+  }
+};
+(async () => {
   let errors = 0;
-  let firstError: string | undefined;
-  const once = async (): Promise<void> => {
-    const res = await fetch(target, { headers });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${text.slice(0, 200)}`);
-    const rows = (JSON.parse(text) as { data: unknown[] }).data.length;
-    if (rows !== PAGE_SIZE) throw new Error(`page ${page} returned ${rows} rows, expected ${PAGE_SIZE}`);
-  };
-  for (let i = 0; i < WARMUP_REQUESTS; i += 1) await once();
-
-  const httpMs: number[] = [];
+  let firstError;
+  for (let i = 0; i < warmup; i += 1) await once().catch(() => undefined);
+  const httpMs = [];
   const started = performance.now();
-  for (let i = 0; i < REQUESTS_PER_PAGE; i += 1) {
-    if (performance.now() - started > PAGE_SCENARIO_MAX_SECONDS * 1000) break;
+  for (let i = 0; i < requests && performance.now() - started < maxMs; i += 1) {
     const t0 = performance.now();
     try {
       await once();
@@ -195,37 +205,88 @@ async function timePage(
     }
     httpMs.push(performance.now() - t0);
   }
+  parentPort.postMessage({ httpMs, errors, firstError });
+})();
+`;
 
-  const params = {
-    agency: 'LZS',
-    from: ALL_TIME.from,
-    to: ALL_TIME.to,
-    approved: null,
-    sellerOrderNo: null,
-  };
+/** Sequential requests to one URL from a worker thread: their latencies, and how many failed. */
+async function timeRequests(
+  target: string,
+  headers: Record<string, string>,
+  expectRows: number | null,
+): Promise<{ httpMs: number[]; errors: number; firstError?: string }> {
+  const worker = new Worker(REQUESTER_SOURCE, {
+    eval: true,
+    workerData: {
+      target,
+      headers,
+      expectRows,
+      warmup: WARMUP_REQUESTS,
+      requests: REQUESTS_PER_PAGE,
+      maxMs: PAGE_SCENARIO_MAX_SECONDS * 1000,
+    },
+  });
+  try {
+    return await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+  } finally {
+    await worker.terminate();
+  }
+}
+
+/** The no-op baseline on the same stack: GET /api/version (no auth, no database). */
+async function timeNoop(url: string): Promise<Timing> {
+  const { httpMs, errors, firstError } = await timeRequests(`${url}/api/version`, {}, null);
+  if (errors > 0) throw new Error(`GET /api/version failed: ${firstError}`);
+  return timing(httpMs);
+}
+
+async function timePage(
+  name: string,
+  page: number,
+  url: string,
+  token: string,
+  raw: RawStatements,
+): Promise<PageResult> {
+  const { httpMs, errors, firstError } = await timeRequests(
+    `${url}/api/report/v1/payment?items=${PAGE_SIZE}&page=${page}`,
+    { authorization: `Bearer ${token}` },
+    PAGE_SIZE,
+  );
+
+  // The baseline: the same 100 rows by their key, the row before the page looked up once beforehand.
+  const before =
+    page === 0
+      ? { createdAt: '', orderNo: '' }
+      : (raw.page.get({ ...ALL_LZS, limit: 1, offset: page * PAGE_SIZE - 1 }) as {
+          createdAt: string;
+          orderNo: string;
+        });
+  const seek = { ...ALL_LZS, afterCreated: before.createdAt, afterOrder: before.orderNo, limit: PAGE_SIZE };
   const rawMs: number[] = [];
-  const countMs: number[] = [];
-  for (let i = 0; i < WARMUP_REQUESTS; i += 1)
-    raw.page.all({ ...params, limit: PAGE_SIZE, offset: page * PAGE_SIZE });
+  for (let i = 0; i < WARMUP_REQUESTS; i += 1) raw.seek.all(seek);
   for (let i = 0; i < httpMs.length; i += 1) {
     const t0 = performance.now();
-    const rows = raw.page.all({ ...params, limit: PAGE_SIZE, offset: page * PAGE_SIZE });
+    const rows = raw.seek.all(seek);
     rawMs.push(performance.now() - t0);
     if (rows.length !== PAGE_SIZE) throw new Error(`raw page ${page} returned ${rows.length} rows`);
   }
-  // The endpoint also counts the matching rows for stats.total_rows: the same count, timed on its own.
-  const countRuns = Math.min(httpMs.length, 50);
-  for (let i = 0; i < countRuns; i += 1) {
+  // For contrast, what a plain page costs: count(*) for total_pages plus LIMIT/OFFSET (fewer runs: slow).
+  const naiveMs: number[] = [];
+  for (let i = 0; i < Math.min(httpMs.length, 30); i += 1) {
     const t0 = performance.now();
-    raw.count.get(params);
-    countMs.push(performance.now() - t0);
+    raw.count.get(ALL_LZS);
+    raw.page.all({ ...ALL_LZS, limit: PAGE_SIZE, offset: page * PAGE_SIZE });
+    naiveMs.push(performance.now() - t0);
   }
   return {
     name,
     page,
     http: timing(httpMs),
     raw: timing(rawMs),
-    rawCount: timing(countMs),
+    naive: timing(naiveMs),
     errors,
     ...(firstError !== undefined && { firstError }),
   };
@@ -340,13 +401,12 @@ async function main(): Promise<void> {
     });
 
     rawDb = new Database(deps.store.file, { readonly: true });
-    const raw = {
+    const raw: RawStatements = {
+      seek: rawDb.prepare(PAYMENT_SEEK_SQL),
       page: rawDb.prepare(PAYMENT_PAGE_SQL),
       count: rawDb.prepare(PAYMENT_COUNT_SQL),
     };
-    const total = (
-      raw.count.get({ agency: 'LZS', ...ALL_TIME, approved: null, sellerOrderNo: null }) as { n: number }
-    ).n;
+    const total = (raw.count.get(ALL_LZS) as { n: number }).n;
     const lastPage = Math.ceil(total / PAGE_SIZE) - 1;
     // The last page is full when the total is a multiple of the page size; otherwise take the last full one.
     const lastFullPage = total % PAGE_SIZE === 0 ? lastPage : lastPage - 1;
@@ -356,6 +416,9 @@ async function main(): Promise<void> {
       ['last', lastFullPage],
     ] as const;
 
+    process.stdout.write(`  no-op GET /api/version: ${REQUESTS_PER_PAGE} requests...`);
+    const noop = await timeNoop(url);
+    process.stdout.write(' done\n');
     const results: PageResult[] = [];
     for (const [name, page] of pages) {
       process.stdout.write(`  ${name} page (${page}): up to ${REQUESTS_PER_PAGE} requests...`);
@@ -371,7 +434,8 @@ async function main(): Promise<void> {
     // -- the report ---------------------------------------------------------------------------------
     console.log(
       `page of ${PAGE_SIZE} (agency LZS, ${fmtInt(total)} rows, ${fmtInt(lastPage + 1)} pages), sequential ` +
-        `requests over keep-alive; raw = the page() SELECT on a separate better-sqlite3 connection`,
+        `requests over keep-alive; raw = the same rows selected by their key on a separate better-sqlite3 ` +
+        `connection; naive = count(*) + LIMIT/OFFSET, what the page would cost without the day counts`,
     );
     console.log(
       table(
@@ -385,7 +449,8 @@ async function main(): Promise<void> {
           'raw p99',
           'http/raw p50',
           'http/raw p99',
-          'raw count(*) p50',
+          'http/no-op p50',
+          'naive p50',
           'errors',
         ],
         results.map((r) => [
@@ -398,18 +463,20 @@ async function main(): Promise<void> {
           fmtMs(r.raw.p99),
           fmtRatio(r.http.p50 / r.raw.p50),
           fmtRatio(r.http.p99 / r.raw.p99),
-          fmtMs(r.rawCount.p50),
+          fmtRatio(r.http.p50 / noop.p50),
+          fmtMs(r.naive.p50),
           String(r.errors),
         ]),
       ),
+    );
+    console.log(
+      `no-op baseline GET /api/version, same server and client: p50 ${fmtMs(noop.p50)} ms, ` +
+        `p99 ${fmtMs(noop.p99)} ms, max ${fmtMs(noop.max)} ms`,
     );
     for (const r of results) {
       if (r.firstError !== undefined)
         console.log(`  ! ${r.name} page: ${r.errors} error(s), first: ${r.firstError}`);
     }
-    console.log(
-      '  (raw count(*): the total_rows count the endpoint runs on every page request besides the SELECT)',
-    );
 
     const peakAbove = stream.peakRss - stream.baselineRss;
     const seconds = stream.ms / 1000;

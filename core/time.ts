@@ -17,6 +17,18 @@ export function businessDate(date: Date): string {
   return new Date(date.getTime() + KL_OFFSET_MS).toISOString().slice(0, 10);
 }
 
+/** The UTC instant (stored form) at which a Kuala Lumpur calendar day (YYYY-MM-DD) starts. */
+export function klDayStartUtc(day: string): string {
+  return new Date(`${day}T00:00:00+08:00`).toISOString();
+}
+
+/** The calendar day after a YYYY-MM-DD day. */
+export function nextDay(day: string): string {
+  const date = new Date(`${day}T00:00:00Z`);
+  date.setUTCDate(date.getUTCDate() + 1);
+  return date.toISOString().slice(0, 10);
+}
+
 /**
  * Parses an RFC 3339 date-time that carries an offset (already checked by the schema) to an instant.
  * Fractions beyond milliseconds are truncated.

@@ -48,8 +48,8 @@ export function mountReports(router: Router, deps: Deps): void {
     const { start, end, items, page } = pageQuery(ctx, { start: '0001-01-01', end: '9999-12-31' });
     const filter = {
       agency,
-      from: klDayStartUtc(start),
-      to: klDayStartUtc(nextDay(end)),
+      firstDay: start,
+      lastDay: end,
       ...(approved !== undefined && { isApproved: approved === '1' }),
       ...(sellerOrderNo !== undefined && { sellerOrderNo }),
     };
@@ -214,18 +214,6 @@ function paymentRow(p: PaymentRow) {
     fpx_txn_time: p.fpxTxnTime,
     agency: p.agencyCode,
   };
-}
-
-/** The UTC instant at which a Kuala Lumpur calendar day starts. */
-function klDayStartUtc(day: string): string {
-  return new Date(`${day}T00:00:00+08:00`).toISOString();
-}
-
-function nextDay(day: string): string {
-  if (day === '9999-12-31') return '9999-12-31';
-  const date = new Date(`${day}T00:00:00Z`);
-  date.setUTCDate(date.getUTCDate() + 1);
-  return date.toISOString().slice(0, 10);
 }
 
 /** The 2.3 envelope written row by row. */

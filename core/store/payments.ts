@@ -1,3 +1,4 @@
+import { klDayStartUtc, nextDay } from '../time.ts';
 import type { Db } from './db.ts';
 
 export interface PaymentRow {
@@ -28,9 +29,9 @@ export interface PaymentEvent {
 
 export interface PaymentFilter {
   agency: string;
-  /** UTC instants bounding created_at: [from, to). */
-  from: string;
-  to: string;
+  /** Kuala Lumpur calendar days (YYYY-MM-DD), both included, on created_at. */
+  firstDay: string;
+  lastDay: string;
   isApproved?: boolean;
   sellerOrderNo?: string;
 }
@@ -46,17 +47,24 @@ const WHERE = `WHERE agency_code = @agency AND created_at >= @from AND created_a
 
 const CHUNK = 1000;
 
-/** The report's count and page statements (exported so the benchmark runs the very same SQL raw). */
+/** The report's statements, exported so that the benchmark runs the very same SQL raw. */
 export const PAYMENT_COUNT_SQL = `SELECT count(*) AS n FROM payments ${WHERE}`;
 export const PAYMENT_PAGE_SQL = `SELECT ${COLUMNS} FROM payments ${WHERE}
   ORDER BY created_at, order_no LIMIT @limit OFFSET @offset`;
+/** The rows after a known (created_at, order_no) key: the cheapest way to read rows in report order. */
+export const PAYMENT_SEEK_SQL = `SELECT ${COLUMNS} FROM payments ${WHERE}
+  AND (created_at > @afterCreated OR (created_at = @afterCreated AND order_no > @afterOrder))
+  ORDER BY created_at, order_no LIMIT @limit`;
 
 /** Payments (checkout orders): written by checkout, read by the report API. */
 export function paymentsRepository(db: Db) {
   const params = (f: PaymentFilter) => ({
     agency: f.agency,
-    from: f.from,
-    to: f.to,
+    firstDay: f.firstDay,
+    lastDay: f.lastDay,
+    from: klDayStartUtc(f.firstDay),
+    // '~' sorts after every stored instant: the last day there is has no next day to stop at.
+    to: f.lastDay >= '9999-12-31' ? '~' : klDayStartUtc(nextDay(f.lastDay)),
     approved: f.isApproved === undefined ? null : f.isApproved ? 1 : 0,
     sellerOrderNo: f.sellerOrderNo ?? null,
   });
@@ -64,14 +72,16 @@ export function paymentsRepository(db: Db) {
   const page = db.prepare<ReturnType<typeof params> & { limit: number; offset: number }, PaymentRow>(
     PAYMENT_PAGE_SQL,
   );
-  const chunk = db.prepare<
-    ReturnType<typeof params> & { afterCreated: string; afterOrder: string },
-    PaymentRow
-  >(
-    `SELECT ${COLUMNS} FROM payments ${WHERE}
-       AND (created_at > @afterCreated OR (created_at = @afterCreated AND order_no > @afterOrder))
-     ORDER BY created_at, order_no LIMIT ${CHUNK}`,
+  const dayCounts = db.prepare<ReturnType<typeof params>, { day: string; n: number }>(
+    `SELECT day, sum(n) AS n FROM payment_day_counts
+     WHERE agency_code = @agency AND day >= @firstDay AND day <= @lastDay
+       AND (@approved IS NULL OR approved = @approved)
+     GROUP BY day ORDER BY day`,
   );
+  const seek = db.prepare<
+    ReturnType<typeof params> & { afterCreated: string; afterOrder: string; limit: number },
+    PaymentRow
+  >(PAYMENT_SEEK_SQL);
   return {
     /** Stores a payment with its first event (checkout; tests until checkout exists). */
     async create(row: PaymentRow, source: string): Promise<void> {
@@ -88,18 +98,38 @@ export function paymentsRepository(db: Db) {
       }).immediate();
     },
 
-    /** One page of an agency's payments; limit -1 means every row. */
+    /**
+     * One page of an agency's payments; limit -1 means every row. The total and the page's first day come
+     * from the per-day counts (migration 005), so only rows of the page's own first day are skipped by
+     * OFFSET: a deep page costs about what the first one does. One read transaction: one snapshot for both.
+     */
     async page(
       filter: PaymentFilter,
       limit: number,
       offset: number,
     ): Promise<{ rows: PaymentRow[]; total: number }> {
       const p = params(filter);
-      return { rows: page.all({ ...p, limit, offset }), total: count.get(p)?.n ?? 0 };
+      return db.transaction(() => {
+        if (p.sellerOrderNo !== null) {
+          return { rows: page.all({ ...p, limit, offset }), total: count.get(p)?.n ?? 0 };
+        }
+        const days = dayCounts.all(p);
+        const total = days.reduce((sum, day) => sum + day.n, 0);
+        let skip = offset;
+        for (const day of days) {
+          if (skip < day.n) {
+            return { rows: page.all({ ...p, from: klDayStartUtc(day.day), limit, offset: skip }), total };
+          }
+          skip -= day.n;
+        }
+        return { rows: [], total };
+      })();
     },
 
     async count(filter: PaymentFilter): Promise<number> {
-      return count.get(params(filter))?.n ?? 0;
+      const p = params(filter);
+      if (p.sellerOrderNo !== null) return count.get(p)?.n ?? 0;
+      return dayCounts.all(p).reduce((sum, day) => sum + day.n, 0);
     },
 
     /**
@@ -110,7 +140,12 @@ export function paymentsRepository(db: Db) {
       const p = params(filter);
       let after = { createdAt: '', orderNo: '' };
       for (;;) {
-        const rows = chunk.all({ ...p, afterCreated: after.createdAt, afterOrder: after.orderNo });
+        const rows = seek.all({
+          ...p,
+          afterCreated: after.createdAt,
+          afterOrder: after.orderNo,
+          limit: CHUNK,
+        });
         for (const row of rows) yield row;
         const last = rows.at(-1);
         if (!last || rows.length < CHUNK) return;
