@@ -3,7 +3,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'coverage/', 'eslint.config.js', 'test/run.mjs', 'bin/amil.mjs'] },
+  {
+    ignores: [
+      'node_modules/',
+      'data/',
+      'coverage/',
+      'eslint.config.js',
+      'test/run.mjs',
+      'bin/amil.mjs',
+      'ingest/checkout/assets/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

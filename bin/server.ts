@@ -3,6 +3,7 @@ import { HOSTS, type HostName } from '../core/config.ts';
 import { assertNoDemoSecrets, createDeps, seedDemoData } from '../core/bootstrap.ts';
 import { listen } from '../core/http/serve.ts';
 import { createWebApp } from '../ingest/web-app.ts';
+import { createEnquirySweep } from '../pipeline/enquiry.ts';
 import { createInProcessRelay } from '../pipeline/relay.ts';
 import { queueBoard } from '../pipeline/queue-board.ts';
 import { runMain } from './run-main.ts';
@@ -41,12 +42,16 @@ await runMain(async () => {
   // processes (npm run worker) run them instead.
   const relay = config.redisUrl ? undefined : createInProcessRelay(deps);
   relay?.start();
+  const sweep = config.redisUrl ? undefined : createEnquirySweep(deps);
+  sweep?.start();
 
   return async () => {
     shuttingDown = true;
     await listening.close(config.shutdownGraceMs);
     await relay?.stop();
+    await sweep?.stop();
     await board?.close();
+    await deps.callbacks.close();
     deps.store.close();
   };
 });

@@ -1,6 +1,7 @@
 import { createDeps } from '../core/bootstrap.ts';
 import { ConfigError } from '../core/config.ts';
 import { createBullRuntime } from '../pipeline/bullmq.ts';
+import { createEnquirySweep } from '../pipeline/enquiry.ts';
 import { pipelineQueueNames } from '../pipeline/queues.ts';
 
 /**
@@ -16,9 +17,13 @@ export function startWorker(): Promise<() => Promise<void>> {
   }
   const runtime = createBullRuntime(deps);
   runtime.start();
+  const sweep = createEnquirySweep(deps);
+  sweep.start();
   deps.logger.info({ queues: pipelineQueueNames(deps.config) }, 'worker started');
   return Promise.resolve(async () => {
     await runtime.stop();
+    await sweep.stop();
+    await deps.callbacks.close();
     deps.store.close();
   });
 }

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig, type Config } from './config.ts';
+import { createSandboxAcquirer } from './acquirer/sandbox.ts';
+import { createCallbackClient } from './outbound/callback-client.ts';
 import { createLogger } from './logger.ts';
 import { openStore, type AgencySettings, type Store } from './store/index.ts';
 import { systemClock } from './clock.ts';
@@ -16,13 +18,22 @@ export function createDeps(
   overrides: Partial<Deps> = {},
 ): Deps {
   const config: Config = overrides.config ?? loadConfig(env);
+  const store = overrides.store ?? openStore(config.databaseFile);
+  const clock = overrides.clock ?? systemClock;
   return {
     config,
     logger: overrides.logger ?? createLogger(config.logLevel),
-    store: overrides.store ?? openStore(config.databaseFile),
-    clock: overrides.clock ?? systemClock,
+    store,
+    clock,
     validators:
       overrides.validators ?? compileValidators({ bankAgencyCodes: Object.keys(config.webhook.routes) }),
+    acquirer: overrides.acquirer ?? createSandboxAcquirer(store, clock),
+    callbacks:
+      overrides.callbacks ??
+      createCallbackClient({
+        timeoutMs: config.callbacks.timeoutMs,
+        allowedAddresses: config.callbacks.allowedAddresses,
+      }),
   };
 }
 

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { ringgitStringToSen } from './money.ts';
 
 /** The three hosts of the interface; one process serves all of them. */
 export const HOSTS = ['base', 'reports', 'pay'] as const;
@@ -35,6 +36,27 @@ export interface Config {
     readonly maxRecords: number;
     /** Bank agency code -> route, e.g. BANKLZS -> agency LZS, BANK -> test sink. */
     readonly routes: Readonly<Record<string, BankRoute>>;
+  };
+  readonly checkout: {
+    /** Largest order amount in sen (default the FPX B2C limit, RM 30,000.00). */
+    readonly maxAmountSen: number;
+    /** How often pending payments are enquired at their acquirer. */
+    readonly enquiryIntervalMs: number;
+    /** A payment still pending this long after its order was made becomes failed (code `XP`). */
+    readonly pendingExpiryMs: number;
+  };
+  readonly callbacks: {
+    readonly timeoutMs: number;
+    /** Retry interval (with jitter) during the fast phase. */
+    readonly retryMs: number;
+    /** How long the fast phase lasts from the first attempt; then the interval doubles per attempt. */
+    readonly fastPhaseMs: number;
+    /** Longest interval of the backing-off phase. */
+    readonly maxIntervalMs: number;
+    /** From the first attempt, when a callback is given up (dead letter). */
+    readonly giveUpMs: number;
+    /** Addresses (IPs or CIDRs) callbacks may reach although private or loopback. */
+    readonly allowedAddresses: readonly string[];
   };
 }
 
@@ -114,6 +136,49 @@ export const ENV_VARS: readonly EnvVar[] = [
     name: 'WEBHOOK_MAX_RECORDS',
     default: '5000',
     meaning: 'Most records in one webhook batch; more gets 413',
+  },
+  {
+    name: 'CHECKOUT_MAX_AMOUNT',
+    default: '30000.00',
+    meaning: 'Largest checkout `amount` in ringgit (the FPX B2C limit); larger is refused',
+  },
+  {
+    name: 'PENDING_ENQUIRY_MS',
+    default: '60000',
+    meaning: 'How often pending payments are enquired at their acquirer',
+  },
+  {
+    name: 'PENDING_EXPIRY_MS',
+    default: '7200000',
+    meaning: 'A payment still pending this long (2 h) after its order becomes `failed`, code `XP`',
+  },
+  { name: 'CALLBACK_TIMEOUT_MS', default: '15000', meaning: 'Timeout of one callback delivery attempt' },
+  {
+    name: 'CALLBACK_RETRY_MS',
+    default: '30000',
+    meaning: 'Callback retry interval (plus or minus 20% jitter) during the first hour',
+  },
+  {
+    name: 'CALLBACK_FAST_PHASE_MS',
+    default: '3600000',
+    meaning: 'How long callbacks retry at CALLBACK_RETRY_MS; then the interval doubles per attempt',
+  },
+  {
+    name: 'CALLBACK_MAX_INTERVAL_MS',
+    default: '3600000',
+    meaning: 'Longest interval between callback attempts after the first hour',
+  },
+  {
+    name: 'CALLBACK_GIVE_UP_MS',
+    default: '259200000',
+    meaning:
+      'A callback not acknowledged within this time (3 days) from its first attempt is given up (dead)',
+  },
+  {
+    name: 'CALLBACK_ALLOWED_ADDRESSES',
+    default: '127.0.0.1,::1 (none in production)',
+    meaning:
+      'Private or loopback addresses (IPs or CIDRs, comma-separated) callbacks may reach; all others of those ranges are refused',
   },
   {
     name: 'BANK_AGENCY_ROUTES',
@@ -206,6 +271,22 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxRecords: int('WEBHOOK_MAX_RECORDS', 5000, 1, 1_000_000) ?? 5000,
       routes: parseRoutes(read('BANK_AGENCY_ROUTES') ?? 'BANKLZS=LZS,BANKPPZ=PPZ,BANK=test', problems),
     },
+    checkout: {
+      maxAmountSen: maxAmountSen(read('CHECKOUT_MAX_AMOUNT'), problems),
+      enquiryIntervalMs: int('PENDING_ENQUIRY_MS', 60_000, 50, 86_400_000) ?? 60_000,
+      pendingExpiryMs: int('PENDING_EXPIRY_MS', 7_200_000, 1000, 30 * 86_400_000) ?? 7_200_000,
+    },
+    callbacks: {
+      timeoutMs: int('CALLBACK_TIMEOUT_MS', 15_000, 100, 120_000) ?? 15_000,
+      retryMs: int('CALLBACK_RETRY_MS', 30_000, 10, 3_600_000) ?? 30_000,
+      fastPhaseMs: int('CALLBACK_FAST_PHASE_MS', 3_600_000, 0, 86_400_000) ?? 3_600_000,
+      maxIntervalMs: int('CALLBACK_MAX_INTERVAL_MS', 3_600_000, 10, 86_400_000) ?? 3_600_000,
+      giveUpMs: int('CALLBACK_GIVE_UP_MS', 259_200_000, 10, 30 * 86_400_000) ?? 259_200_000,
+      allowedAddresses: (read('CALLBACK_ALLOWED_ADDRESSES') ?? (production ? '' : '127.0.0.1,::1'))
+        .split(',')
+        .map((a) => a.trim())
+        .filter((a) => a !== ''),
+    },
     ...overrides,
   };
 
@@ -243,6 +324,16 @@ function reportTokenSecret(raw: string | undefined, production: boolean, problem
   if (production && raw === DEMO_REPORT_TOKEN_SECRET)
     problems.push('REPORT_TOKEN_SECRET must not be the demo secret in production');
   return raw;
+}
+
+function maxAmountSen(raw: string | undefined, problems: string[]): number {
+  if (raw === undefined) return 3_000_000;
+  const sen = ringgitStringToSen(raw);
+  if (sen === undefined || sen < 100) {
+    problems.push(`CHECKOUT_MAX_AMOUNT must be ringgit like 30000.00, at least 1.00 (got "${raw}")`);
+    return 3_000_000;
+  }
+  return sen;
 }
 
 function redisUrl(raw: string | undefined, problems: string[]): string | undefined {

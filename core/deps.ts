@@ -3,6 +3,8 @@ import type { Store } from './store/index.ts';
 import type { Logger } from './logger.ts';
 import type { Clock } from './clock.ts';
 import type { Validators } from '../schemas/index.ts';
+import type { Acquirer } from './acquirer/types.ts';
+import type { CallbackClient } from './outbound/callback-client.ts';
 
 /** Everything a handler, service or job may use; built once per process by its composition root. */
 export interface Deps {
@@ -11,4 +13,8 @@ export interface Deps {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly validators: Validators;
+  /** Where checkout sends payments: the sandbox until a real acquirer is configured. */
+  readonly acquirer: Acquirer;
+  /** Sends merchant callbacks (SSRF-safe); close it with the store. */
+  readonly callbacks: CallbackClient;
 }

@@ -3,11 +3,13 @@ import type { HostName } from '../core/config.ts';
 import type { Deps } from '../core/deps.ts';
 import { createHttpApp, type MountRoutes } from '../core/http/app.ts';
 import { mountBankWebhook } from './bank-webhook/route.ts';
+import { mountCheckout } from './checkout/routes.ts';
+import { mountSandbox } from './checkout/sandbox-routes.ts';
 import { mountReports } from '../reports/routes.ts';
 
-/** The routes of each host. Later capabilities add theirs ({base_url}: checkout; {reports_url}: reports). */
+/** The routes of each host. */
 const HOST_ROUTES: Record<HostName, readonly MountRoutes[]> = {
-  base: [],
+  base: [mountCheckout, mountSandbox],
   reports: [mountReports],
   pay: [mountBankWebhook],
 };

@@ -135,7 +135,7 @@ export function createBullWorkers(
       {
         connection: new Redis(redisUrlOf(deps), { maxRetriesPerRequest: null }),
         prefix: deps.config.queuePrefix,
-        concurrency: 1,
+        concurrency: definition.concurrency ?? 1,
         lockDuration: 60_000,
         autorun: false,
       },

@@ -21,8 +21,8 @@ const ROWS_PER_LOOK = 500;
 /**
  * The in-process runner (embedded mode, no Redis): takes outbox rows and runs their job processors in this
  * process, marking a row sent only once its job has finished, so a crash at any point leaves the row to
- * run again (and every job converges when run twice). Each queue runs on its own, one job at a time, so a
- * slow or failing queue (one agency's ledger) never holds back another.
+ * run again (and every job converges when run twice). Each queue runs on its own, one job at a time (or its
+ * job's `concurrency` at once), so a slow or failing queue (one agency's ledger) never holds back another.
  */
 export function createInProcessRelay(
   deps: Deps,
@@ -60,11 +60,12 @@ export function createInProcessRelay(
     const rows = await deps.store.outbox.pending(ROWS_PER_LOOK, deps.clock.now());
     for (const [queue, queueRows] of byQueue(rows)) {
       if (busyQueues.has(queue)) continue;
+      const width = jobFor(queue)?.concurrency ?? 1;
       const chain = (async () => {
-        for (const row of queueRows) {
-          // On shutdown the job in flight finishes; the rest stay in the outbox for the next start.
+        for (let i = 0; i < queueRows.length; i += width) {
+          // On shutdown the jobs in flight finish; the rest stay in the outbox for the next start.
           if (stopping) break;
-          await runOne(row);
+          await Promise.all(queueRows.slice(i, i + width).map(runOne));
           // SQLite calls are synchronous: yield so the web requests of this process are served meanwhile.
           await new Promise((resolve) => setImmediate(resolve));
         }

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { BankWebhookRequest } from './types.ts';
+import type { BankWebhookRequest, CheckoutRequest } from './types.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -51,6 +51,7 @@ export type Validator<T> = ((value: unknown) => value is T) & { errors(): FieldE
 
 export interface Validators {
   bankWebhookRequest: Validator<BankWebhookRequest>;
+  checkoutRequest: Validator<CheckoutRequest>;
 }
 
 /** Compiles the validators once, at start-up. */
@@ -62,11 +63,14 @@ export function compileValidators(settings: SchemaSettings): Validators {
     bankWebhookRequest: wrap<BankWebhookRequest>(
       ajv.getSchema('https://schemas.amil.my/bank-webhook-request.json'),
     ),
+    checkoutRequest: wrap<CheckoutRequest>(ajv.getSchema('https://schemas.amil.my/checkout-request.json')),
   };
 }
 
 function createAjv(options: { allErrors: boolean }): Ajv2020 {
-  const ajv = new Ajv2020({ ...options, strict: true, allowUnionTypes: false });
+  // verbose: errors carry their schema, whose `x-message` (a plain-language rule) replaces a raw pattern.
+  const ajv = new Ajv2020({ ...options, strict: true, allowUnionTypes: false, verbose: true });
+  ajv.addVocabulary(['x-message']);
   addFormats(ajv, ['email', 'date-time', 'date', 'uri']);
   // JSON numbers are binary floats: ajv's own multipleOf divides them (0.07 / 0.01 = 7.000000000000001).
   // Money needs the decimal the sender wrote, which Number#toString gives back exactly.
@@ -122,8 +126,10 @@ function describe(error: ErrorObject): FieldError {
       return { pointer: at, message: 'must have at most two decimal places' };
     case 'format':
       return { pointer: at, message: formatMessage(String(params.format)) };
-    case 'pattern':
-      return { pointer: at, message: `must match the pattern ${String(params.pattern)}` };
+    case 'pattern': {
+      const message = (error.parentSchema as { 'x-message'?: string } | undefined)?.['x-message'];
+      return { pointer: at, message: message ?? `must match the pattern ${String(params.pattern)}` };
+    }
     default:
       return { pointer: at, message: error.message ?? 'is invalid' };
   }

@@ -149,6 +149,47 @@ export interface BankWebhookResponse {
   results: BankRecordResult[];
 }
 /**
+ * A payment order (spec 2.1), sent form-encoded to POST /v2/checkout. Every value is ASCII, at most 255 bytes (checked before this schema, with the position of the first offending character).
+ */
+export interface CheckoutRequest {
+  /**
+   * Agency code.
+   */
+  agency: string;
+  /**
+   * The merchant's unique reference of the order; no `~`. Re-posting the same refNo and amount resumes the unpaid order.
+   */
+  refNo: string;
+  /**
+   * Ringgit with exactly two decimals, at least 1.00 and at most CHECKOUT_MAX_AMOUNT (default 30000.00).
+   */
+  amount: string;
+  /**
+   * The payer's e-mail; the receipt goes here.
+   */
+  email: string;
+  /**
+   * Absolute http(s) URL on a host the agency allows; both callbacks go here.
+   */
+  returnUrl: string;
+  /**
+   * Optional merchant reference, letters and digits only; reported as `<refNo>~<extraData>` in the fpx detail.
+   */
+  extraData?: string;
+  /**
+   * Optional; one of the agency's payment categories.
+   */
+  paymentCategory?: string;
+  /**
+   * Signed orders: Unix seconds, at most 60 s ahead (5.3).
+   */
+  exp?: string;
+  /**
+   * Signed orders: 16 hex characters by the POST rule of 5.3 with the agency's API key.
+   */
+  signature?: string;
+}
+/**
  * RFC 9457 problem details, served as application/problem+json.
  */
 export interface Problem {

@@ -74,6 +74,7 @@ export async function startApp(
   ]);
   onCleanup(t, async () => {
     await listening.close(1000);
+    await deps.callbacks.close();
     deps.store.close();
   });
   const url = listening.servers[0]?.url ?? '';

@@ -8,6 +8,8 @@ import { reportTokensRepository } from './report-tokens.ts';
 import { reportsRepository } from './reports.ts';
 import { paymentsRepository } from './payments.ts';
 import { pipelineRepository } from './pipeline.ts';
+import { checkoutRepository } from './checkout.ts';
+import { sandboxRepository } from './sandbox.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
 export { NORMALISE_QUEUE } from './bank-postings.ts';
@@ -17,6 +19,17 @@ export { DEFAULT_AGENCY_SETTINGS } from './agencies.ts';
 export type { ReportTokenRow } from './report-tokens.ts';
 export type { ZakatReportRow } from './reports.ts';
 export type { PaymentRow, PaymentEvent, PaymentFilter } from './payments.ts';
+export type {
+  OrderRow,
+  PaymentResult,
+  SettleOutcome,
+  CallbackDraft,
+  CallbackRow,
+  CallbackAttempt,
+  AttemptVerdict,
+} from './checkout.ts';
+export { CALLBACK_QUEUE, callbackJobId } from './checkout.ts';
+export type { SandboxPayment } from './sandbox.ts';
 export type { OutboxRow, QueueStats } from './outbox.ts';
 export type { NormalisedFields, BatchVersion, LedgerEntry, Job } from './pipeline.ts';
 export { TEST_SINK } from './pipeline.ts';
@@ -37,6 +50,8 @@ export interface Store {
   readonly reports: ReturnType<typeof reportsRepository>;
   readonly payments: ReturnType<typeof paymentsRepository>;
   readonly pipeline: ReturnType<typeof pipelineRepository>;
+  readonly checkout: ReturnType<typeof checkoutRepository>;
+  readonly sandbox: ReturnType<typeof sandboxRepository>;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
   close(): void;
@@ -56,6 +71,8 @@ export function openStore(file: string): Store {
     reports: reportsRepository(db),
     payments: paymentsRepository(db),
     pipeline: pipelineRepository(db),
+    checkout: checkoutRepository(db),
+    sandbox: sandboxRepository(db),
     async ping() {
       db.prepare('SELECT 1').get();
     },

@@ -15,13 +15,17 @@ export interface QueueStats {
   sent: number;
 }
 
-/** Writes an outbox row inside the caller's transaction; a repeated job id is ignored (idempotent). */
+/**
+ * Writes an outbox row inside the caller's transaction; a repeated job id is ignored (idempotent). A row
+ * with `notBefore` is handed over only from then on (a scheduled retry).
+ */
 export function outboxWriter(db: Db) {
-  const insert = db.prepare<[string, string, string, string]>(
-    `INSERT INTO outbox (queue, job_id, payload, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING`,
+  const insert = db.prepare<[string, string, string, string, string | null]>(
+    `INSERT INTO outbox (queue, job_id, payload, created_at, next_try_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (job_id) DO NOTHING`,
   );
-  return (queue: string, jobId: string, payload: unknown, at: string): void => {
-    insert.run(queue, jobId, JSON.stringify(payload), at);
+  return (queue: string, jobId: string, payload: unknown, at: string, notBefore?: string): void => {
+    insert.run(queue, jobId, JSON.stringify(payload), at, notBefore ?? null);
   };
 }
 

@@ -7,6 +7,8 @@ import type { Deps } from '../../core/deps.ts';
 export interface JobDefinition<T> {
   name: string;
   handles(queue: string): boolean;
+  /** Jobs of one queue run at once (default 1: in order). */
+  concurrency?: number;
   process(data: T, deps: Deps): Promise<void>;
 }
 

@@ -1,0 +1,34 @@
+import type { PaymentMethod } from '../store/index.ts';
+
+export interface AcquirerBank {
+  id: string;
+  name: string;
+}
+
+/** What the acquirer says of a payment: its raw result code ('' while it has none) and transaction. */
+export interface AcquirerStatus {
+  code: string;
+  txnId: string | null;
+  /** Kuala Lumpur wall time, `YYYY-MM-DD HH:mm:ss`. */
+  txnTime: string | null;
+}
+
+/**
+ * What a real FPX, card or e-wallet acquirer implements, and the sandbox does: start a payment (the payer
+ * is sent to `redirectPath`, and comes back to the order's return page), and tell its status, which is
+ * the only result the gateway trusts (never what the payer's browser says).
+ */
+export interface Acquirer {
+  readonly name: string;
+  readonly methods: readonly PaymentMethod[];
+  /** The FPX banks a payer picks from. */
+  banks(): readonly AcquirerBank[];
+  initiate(input: {
+    orderNo: string;
+    method: PaymentMethod;
+    bankId: string | null;
+    amountSen: number;
+    at: Date;
+  }): Promise<{ ref: string; redirectPath: string }>;
+  enquire(ref: string): Promise<AcquirerStatus>;
+}

@@ -1,0 +1,55 @@
+import { formatSen } from '../money.ts';
+import type { OrderRow } from '../store/index.ts';
+
+/**
+ * The `fpx` member of a callback (spec 2.4: a JSON string). Beyond the two members the spec names, what a
+ * merchant needs to reconcile: amounts (gross, net and add charge), the seller order number, the
+ * reference as `<refNo>~<extraData>` (the 2.1 convention), and the bank.
+ */
+export function fpxDetail(order: OrderRow): string {
+  return JSON.stringify({
+    payment_method: order.paymentMethod ?? '',
+    fpx_debit_auth_code: order.debitAuthCode ?? '',
+    fpx_seller_order_no: order.orderNo,
+    fpx_seller_ex_order_no: order.extraData ? `${order.refNo}~${order.extraData}` : order.refNo,
+    fpx_txn_amount: formatSen(order.amountSen + order.addChargeSen),
+    fpx_order_amount: formatSen(order.amountSen),
+    fpx_add_charge: formatSen(order.addChargeSen),
+    fpx_buyer_bank_id: order.bankId ?? '',
+    fpx_buyer_bank_name: order.bankName ?? '',
+    fpx_txn_id: order.fpxTxnId ?? '',
+    fpx_txn_time: order.fpxTxnTime ?? '',
+    payment_category: order.paymentCategory ?? '',
+  });
+}
+
+/**
+ * Every field of 2.4 but the signature, for the direct callback. `amount` is gross (amount + addCharge)
+ * here too, so the two callbacks of one payment never disagree (docs/checkout.md); the net amount is
+ * `fpx_order_amount` in the fpx detail.
+ */
+export function directCallbackFields(order: OrderRow): Record<string, string> {
+  return {
+    status: order.status,
+    orderNo: order.orderNo,
+    refNo: order.refNo,
+    amount: formatSen(order.amountSen + order.addChargeSen),
+    addCharge: formatSen(order.addChargeSen),
+    fpxTxnId: order.fpxTxnId ?? '',
+    fpxTxnTime: order.fpxTxnTime ?? '',
+    agency: order.agencyCode,
+    extraData: order.extraData ?? '',
+    fpx: fpxDetail(order),
+  };
+}
+
+/**
+ * The indirect callback the payer's browser posts (section 6): unsigned, only for success or failed,
+ * `extraData` left out when empty. Undefined while the payment is pending (the payer sees a pending page).
+ */
+export function indirectCallbackFields(order: OrderRow): Record<string, string> | undefined {
+  if (order.status === 'pending') return undefined;
+  const fields = directCallbackFields(order);
+  if (fields.extraData === '') delete fields.extraData;
+  return fields;
+}

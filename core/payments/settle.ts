@@ -1,0 +1,39 @@
+import type { AcquirerStatus } from '../acquirer/types.ts';
+import type { Deps } from '../deps.ts';
+import type { OrderRow, SettleOutcome } from '../store/index.ts';
+import { directCallbackFields } from './callback-fields.ts';
+import { statusOfCode } from './status.ts';
+
+/**
+ * Applies what the acquirer says of an order's payment: its status by the rule of 2.4, an event, and the
+ * direct callback to the order's returnUrl, all in one transaction (the callback is delivered by the
+ * pipeline). No answer yet changes nothing; a result contradicting a final status becomes an anomaly.
+ */
+export async function settleOrder(
+  deps: Pick<Deps, 'store' | 'clock' | 'logger'>,
+  order: OrderRow,
+  acquirer: AcquirerStatus,
+  source: string,
+): Promise<{ outcome: SettleOutcome; order: OrderRow }> {
+  if (acquirer.code === '') return { outcome: 'unchanged', order };
+  const result = await deps.store.checkout.settle(
+    order.orderNo,
+    {
+      status: statusOfCode(acquirer.code),
+      code: acquirer.code,
+      txnId: acquirer.txnId,
+      txnTime: acquirer.txnTime,
+      source,
+    },
+    deps.clock.now().toISOString(),
+    (settled) =>
+      settled.returnUrl ? { url: settled.returnUrl, fields: directCallbackFields(settled) } : undefined,
+  );
+  if (result.outcome === 'contradiction') {
+    deps.logger.warn(
+      { order_no: order.orderNo, stored: result.order.status, code: acquirer.code, source },
+      'acquirer result contradicts a final payment: recorded as an anomaly, not applied',
+    );
+  }
+  return result;
+}

@@ -1,0 +1,325 @@
+import type { Db } from './db.ts';
+import { outboxWriter } from './outbox.ts';
+import type { PaymentRow } from './payments.ts';
+
+export const CALLBACK_QUEUE = 'callbacks';
+
+/** A checkout order: the report's payment row plus what checkout needs to carry it through. */
+export interface OrderRow extends PaymentRow {
+  formToken: string | null;
+  acquirerRef: string | null;
+  bankId: string | null;
+  bankName: string | null;
+}
+
+/** What an acquirer reported, mapped to a status by the rule of spec 2.4. */
+export interface PaymentResult {
+  status: PaymentRow['status'];
+  code: string;
+  txnId: string | null;
+  txnTime: string | null;
+  source: string;
+}
+
+export type SettleOutcome = 'applied' | 'unchanged' | 'contradiction';
+
+/** A callback to queue: where, and the unsigned form fields. */
+export interface CallbackDraft {
+  url: string;
+  fields: Record<string, string>;
+}
+
+export interface CallbackRow {
+  id: number;
+  orderNo: string;
+  agencyCode: string;
+  status: string;
+  url: string;
+  fields: string;
+  createdAt: string;
+  state: 'queued' | 'delivered' | 'superseded' | 'gone' | 'dead';
+  attempts: number;
+  nextAttemptAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface CallbackAttempt {
+  at: string;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  responsePrefix: string;
+}
+
+/** After an attempt: finished in a final state, or retried at a time (a new outbox row then). */
+export type AttemptVerdict =
+  { state: 'delivered' | 'gone' | 'dead' } | { state: 'queued'; nextAttemptAt: string; jobId: string };
+
+const ORDER_COLUMNS = `order_no AS orderNo, agency_code AS agencyCode, ref_no AS refNo, extra_data AS extraData,
+  payment_category AS paymentCategory, amount_sen AS amountSen, add_charge_sen AS addChargeSen, email,
+  return_url AS returnUrl, payment_method AS paymentMethod, status, debit_auth_code AS debitAuthCode,
+  fpx_txn_id AS fpxTxnId, fpx_txn_time AS fpxTxnTime, created_at AS createdAt, updated_at AS updatedAt,
+  form_token AS formToken, acquirer_ref AS acquirerRef, bank_id AS bankId, bank_name AS bankName`;
+
+const CALLBACK_COLUMNS = `c.id, c.order_no AS orderNo, p.agency_code AS agencyCode, c.status, c.url, c.fields,
+  c.created_at AS createdAt, c.state, c.attempts, c.next_attempt_at AS nextAttemptAt, c.finished_at AS finishedAt`;
+
+export const callbackJobId = (callbackId: number, attempt: number, suffix = ''): string =>
+  `callback:${callbackId}:${attempt}${suffix}`;
+
+/** Checkout orders, their settlement by the acquirer's result, and the merchant callbacks that follow. */
+export function checkoutRepository(db: Db) {
+  const writeOutbox = outboxWriter(db);
+  const orderBy = db.prepare<[string], OrderRow>(`SELECT ${ORDER_COLUMNS} FROM payments WHERE order_no = ?`);
+  const orderByRef = db.prepare<[string, string], OrderRow>(
+    `SELECT ${ORDER_COLUMNS} FROM payments WHERE agency_code = ? AND ref_no = ?`,
+  );
+  const insertEvent = db.prepare<[string, string, string, string | null, string]>(
+    'INSERT INTO payment_events (order_no, at, status, debit_auth_code, source) VALUES (?, ?, ?, ?, ?)',
+  );
+
+  /** Queues a callback for the order, superseding any older one not yet delivered (no stale status). */
+  function queueCallback(orderNo: string, status: string, draft: CallbackDraft, at: string): number {
+    db.prepare(
+      `UPDATE callbacks SET state = 'superseded', finished_at = ? WHERE order_no = ? AND state = 'queued'`,
+    ).run(at, orderNo);
+    const id = Number(
+      db
+        .prepare(
+          `INSERT INTO callbacks (order_no, status, url, fields, created_at, next_attempt_at)
+           VALUES (?, ?, ?, ?, ?, ?)`,
+        )
+        .run(orderNo, status, draft.url, JSON.stringify(draft.fields), at, at).lastInsertRowid,
+    );
+    writeOutbox(CALLBACK_QUEUE, callbackJobId(id, 0), { callbackId: id }, at);
+    return id;
+  }
+
+  return {
+    async order(orderNo: string): Promise<OrderRow | undefined> {
+      return orderBy.get(orderNo);
+    },
+
+    async orderByRef(agency: string, refNo: string): Promise<OrderRow | undefined> {
+      return orderByRef.get(agency, refNo);
+    },
+
+    /**
+     * Creates an order unless (agency, refNo) exists: then nothing is written and the existing order is
+     * returned, for the caller to resume or refuse.
+     */
+    async createOrder(
+      row: PaymentRow & { formToken: string },
+    ): Promise<{ created: boolean; order: OrderRow }> {
+      return db
+        .transaction(() => {
+          const existing = orderByRef.get(row.agencyCode, row.refNo);
+          if (existing) return { created: false, order: existing };
+          db.prepare(
+            `INSERT INTO payments (order_no, agency_code, ref_no, extra_data, payment_category, amount_sen,
+               add_charge_sen, email, return_url, payment_method, status, debit_auth_code, fpx_txn_id, fpx_txn_time,
+               created_at, updated_at, form_token)
+             VALUES (@orderNo, @agencyCode, @refNo, @extraData, @paymentCategory, @amountSen, @addChargeSen, @email,
+               @returnUrl, @paymentMethod, @status, @debitAuthCode, @fpxTxnId, @fpxTxnTime, @createdAt, @updatedAt,
+               @formToken)`,
+          ).run(row);
+          insertEvent.run(row.orderNo, row.createdAt, row.status, null, 'checkout');
+          return { created: true, order: orderBy.get(row.orderNo) as OrderRow };
+        })
+        .immediate();
+    },
+
+    /**
+     * Records the payer's choice and the acquirer's reference: only once per order, and only while the order
+     * is pending with no attempt yet. False when another attempt got there first.
+     */
+    async startAttempt(
+      orderNo: string,
+      attempt: {
+        paymentMethod: NonNullable<PaymentRow['paymentMethod']>;
+        bankId: string | null;
+        bankName: string | null;
+        addChargeSen: number;
+        acquirerRef: string;
+        at: string;
+      },
+    ): Promise<boolean> {
+      return (
+        db
+          .prepare(
+            `UPDATE payments SET payment_method = @paymentMethod, bank_id = @bankId, bank_name = @bankName,
+               add_charge_sen = @addChargeSen, acquirer_ref = @acquirerRef, updated_at = @at
+             WHERE order_no = @orderNo AND status = 'pending' AND acquirer_ref IS NULL`,
+          )
+          .run({ orderNo, ...attempt }).changes === 1
+      );
+    },
+
+    /**
+     * Applies an acquirer result in one transaction with its event and callback. Only pending moves:
+     * to success or failed, or (the first time the acquirer answers pending) pending with its code.
+     * A result contradicting a final status is recorded as an anomaly and not applied.
+     */
+    async settle(
+      orderNo: string,
+      result: PaymentResult,
+      at: string,
+      callback: (order: OrderRow) => CallbackDraft | undefined,
+    ): Promise<{ outcome: SettleOutcome; order: OrderRow }> {
+      return db
+        .transaction(() => {
+          const current = orderBy.get(orderNo);
+          if (!current) throw new Error(`no order ${orderNo}`);
+          if (current.status !== 'pending') {
+            if (current.status === result.status) return { outcome: 'unchanged' as const, order: current };
+            db.prepare(
+              `INSERT INTO payment_anomalies (order_no, stored_status, incoming_code, source, seen_at)
+               VALUES (?, ?, ?, ?, ?)`,
+            ).run(orderNo, current.status, result.code, result.source, at);
+            return { outcome: 'contradiction' as const, order: current };
+          }
+          // Pending stays pending: news only the first time the acquirer answers (its code was empty).
+          if (result.status === 'pending' && (current.debitAuthCode ?? '') !== '') {
+            return { outcome: 'unchanged' as const, order: current };
+          }
+          db.prepare(
+            `UPDATE payments SET status = ?, debit_auth_code = ?, fpx_txn_id = ?, fpx_txn_time = ?, updated_at = ?
+             WHERE order_no = ?`,
+          ).run(result.status, result.code, result.txnId, result.txnTime, at, orderNo);
+          insertEvent.run(orderNo, at, result.status, result.code, result.source);
+          const order = orderBy.get(orderNo) as OrderRow;
+          const draft = callback(order);
+          if (draft) queueCallback(orderNo, result.status, draft, at);
+          return { outcome: 'applied' as const, order };
+        })
+        .immediate();
+    },
+
+    /** Pending payments handed to an acquirer, oldest first: the status enquiry's work list. */
+    async awaitingAcquirer(limit: number): Promise<OrderRow[]> {
+      return db
+        .prepare<[number], OrderRow>(
+          `SELECT ${ORDER_COLUMNS} FROM payments WHERE status = 'pending' AND acquirer_ref IS NOT NULL
+           ORDER BY created_at LIMIT ?`,
+        )
+        .all(limit);
+    },
+
+    async callback(id: number): Promise<CallbackRow | undefined> {
+      return db
+        .prepare<[number], CallbackRow>(
+          `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p USING (order_no) WHERE c.id = ?`,
+        )
+        .get(id);
+    },
+
+    /**
+     * Leases a queued callback for one attempt. 'busy' while an older callback of the same order is still
+     * being delivered, so the merchant never gets a newer status before an older one.
+     */
+    async claimCallback(
+      id: number,
+      now: string,
+      leaseUntil: string,
+    ): Promise<{ claimed: CallbackRow } | { refused: 'done' | 'busy' }> {
+      return db
+        .transaction(() => {
+          const row = db
+            .prepare<[number], CallbackRow & { leaseUntil: string | null }>(
+              `SELECT ${CALLBACK_COLUMNS}, c.lease_until AS leaseUntil FROM callbacks c JOIN payments p USING (order_no) WHERE c.id = ?`,
+            )
+            .get(id);
+          if (!row || row.state !== 'queued') return { refused: 'done' as const };
+          const leased = db
+            .prepare<[string, number, string], { n: number }>(
+              `SELECT count(*) AS n FROM callbacks WHERE order_no = ? AND id <= ? AND lease_until > ?`,
+            )
+            .get(row.orderNo, id, now);
+          if ((leased?.n ?? 0) > 0) return { refused: 'busy' as const };
+          db.prepare('UPDATE callbacks SET lease_until = ? WHERE id = ?').run(leaseUntil, id);
+          return { claimed: row };
+        })
+        .immediate();
+    },
+
+    /** Records an attempt and its verdict in one transaction; a retry gets its own outbox row. */
+    async finishAttempt(id: number, attempt: CallbackAttempt, verdict: AttemptVerdict): Promise<void> {
+      db.transaction(() => {
+        db.prepare(
+          `INSERT INTO callback_attempts (callback_id, at, status_code, latency_ms, error, response_prefix)
+           VALUES (?, ?, ?, ?, ?, ?)`,
+        ).run(
+          id,
+          attempt.at,
+          attempt.statusCode,
+          Math.round(attempt.latencyMs),
+          attempt.error,
+          attempt.responsePrefix,
+        );
+        if (verdict.state === 'queued') {
+          // A callback superseded meanwhile stays superseded: the newer one carries the news.
+          db.prepare(
+            `UPDATE callbacks SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = ? WHERE id = ?`,
+          ).run(verdict.nextAttemptAt, id);
+          const still = db
+            .prepare<[number], { state: string }>('SELECT state FROM callbacks WHERE id = ?')
+            .get(id);
+          if (still?.state === 'queued') {
+            writeOutbox(CALLBACK_QUEUE, verdict.jobId, { callbackId: id }, attempt.at, verdict.nextAttemptAt);
+          }
+        } else {
+          db.prepare(
+            `UPDATE callbacks SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = NULL,
+               state = CASE WHEN state = 'queued' OR ? = 'delivered' THEN ? ELSE state END, finished_at = ?
+             WHERE id = ?`,
+          ).run(verdict.state, verdict.state, attempt.at, id);
+        }
+      }).immediate();
+    },
+
+    /** Puts a callback back in line later without counting an attempt (its order was busy). */
+    async deferCallback(id: number, jobId: string, at: string, notBefore: string): Promise<void> {
+      db.transaction(() => writeOutbox(CALLBACK_QUEUE, jobId, { callbackId: id }, at, notBefore)).immediate();
+    },
+
+    /** Sends an order's latest callback again, as a new callback (the old one keeps its history). */
+    async redeliver(orderNo: string, at: string): Promise<number | undefined> {
+      return db
+        .transaction(() => {
+          const latest = db
+            .prepare<[string], { status: string; url: string; fields: string }>(
+              'SELECT status, url, fields FROM callbacks WHERE order_no = ? ORDER BY id DESC LIMIT 1',
+            )
+            .get(orderNo);
+          if (!latest) return undefined;
+          const fields = JSON.parse(latest.fields) as Record<string, string>;
+          return queueCallback(orderNo, latest.status, { url: latest.url, fields }, at);
+        })
+        .immediate();
+    },
+
+    /** Callbacks newest first: every one, or only those that gave up (dead) or were refused (gone). */
+    async callbacks(filter: { failed?: boolean; limit: number }): Promise<CallbackRow[]> {
+      return db
+        .prepare<[number, number], CallbackRow>(
+          `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p USING (order_no)
+           WHERE (? = 0 OR c.state IN ('dead', 'gone')) ORDER BY c.id DESC LIMIT ?`,
+        )
+        .all(filter.failed ? 1 : 0, filter.limit);
+    },
+
+    /** An order's callbacks, oldest first, each with its attempts (for the fpxrequest report). */
+    async callbacksOf(orderNo: string): Promise<(CallbackRow & { attemptLog: CallbackAttempt[] })[]> {
+      const attempts = db.prepare<[number], CallbackAttempt>(
+        `SELECT at, status_code AS statusCode, latency_ms AS latencyMs, error, response_prefix AS responsePrefix
+         FROM callback_attempts WHERE callback_id = ? ORDER BY id`,
+      );
+      return db
+        .prepare<[string], CallbackRow>(
+          `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p USING (order_no) WHERE c.order_no = ? ORDER BY c.id`,
+        )
+        .all(orderNo)
+        .map((row) => ({ ...row, attemptLog: attempts.all(row.id) }));
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import type { Context } from 'koa';
+
+/** HTML that is already safe to emit (escaped, or markup we wrote). */
+export class SafeHtml {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+}
+
+type Interpolated = SafeHtml | string | number | null | undefined | false | readonly Interpolated[];
+
+function render(value: Interpolated): string {
+  if (value === null || value === undefined || value === false) return '';
+  if (value instanceof SafeHtml) return value.value;
+  if (Array.isArray(value)) return (value as readonly Interpolated[]).map(render).join('');
+  return escapeHtml(String(value));
+}
+
+/** Tagged template: every interpolated value is escaped unless it is SafeHtml (nested templates are). */
+export function html(strings: TemplateStringsArray, ...values: Interpolated[]): SafeHtml {
+  let out = strings[0] ?? '';
+  values.forEach((value, i) => {
+    out += render(value) + (strings[i + 1] ?? '');
+  });
+  return new SafeHtml(out);
+}
+
+/**
+ * A whole page: our stylesheet and script only (no CDN), and headers that keep it from being framed,
+ * cached or sniffed. `formAction` adds the one foreign origin a page may post to (the merchant's).
+ */
+export function sendPage(
+  ctx: Context,
+  status: number,
+  page: { title: string; body: SafeHtml; formAction?: string; refreshSeconds?: number },
+): void {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.set(
+    'Content-Security-Policy',
+    [
+      "default-src 'none'",
+      "style-src 'self'",
+      "script-src 'self'",
+      "img-src 'self' data:",
+      `form-action 'self'${page.formAction ? ` ${page.formAction}` : ''}`,
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+    ].join('; '),
+  );
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        ${page.refreshSeconds ? html`<meta http-equiv="refresh" content="${page.refreshSeconds}" />` : ''}
+        <title>${page.title} · amil</title>
+        <link rel="stylesheet" href="/assets/checkout.css" />
+      </head>
+      <body>
+        <main>${page.body}</main>
+        <footer><p>amil payment gateway</p></footer>
+      </body>
+    </html> `.value;
+}
+
+/** True when the client prefers an HTML page (a browser) to JSON (an API client; curl's default too). */
+export function wantsHtml(ctx: Context): boolean {
+  return ctx.accepts('json', 'html') === 'html';
+}

@@ -1,0 +1,45 @@
+import type { Deps } from '../core/deps.ts';
+import { settleOrder } from '../core/payments/settle.ts';
+import { EXPIRED_CODE, statusOfCode } from '../core/payments/status.ts';
+import { createPoller } from './poller.ts';
+
+const ORDERS_PER_SWEEP = 200;
+
+/**
+ * Asks the acquirer about every payment still pending (the payer may never come back to the return page),
+ * and fails those pending past PENDING_EXPIRY_MS with code XP. Settling is idempotent, so several
+ * processes sweeping at once only repeat a question. Returns how many payments changed.
+ */
+export async function sweepPendingPayments(deps: Deps): Promise<number> {
+  let changed = 0;
+  const now = deps.clock.now();
+  for (const order of await deps.store.checkout.awaitingAcquirer(ORDERS_PER_SWEEP)) {
+    if (order.acquirerRef === null) continue;
+    const answer = await deps.acquirer.enquire(order.acquirerRef);
+    const expired = now.getTime() - Date.parse(order.createdAt) > deps.config.checkout.pendingExpiryMs;
+    const final = statusOfCode(answer.code) !== 'pending';
+    const status = !final && expired ? { ...answer, code: EXPIRED_CODE } : answer;
+    const { outcome } = await settleOrder(deps, order, status, expired && !final ? 'expiry' : 'enquiry');
+    if (outcome === 'applied') changed += 1;
+  }
+  return changed;
+}
+
+/** The sweep on a timer, in whichever process runs the pipeline (the web process in embedded mode). */
+export function createEnquirySweep(deps: Deps) {
+  const log = deps.logger.child({ component: 'enquiry' });
+  return createPoller(
+    () =>
+      sweepPendingPayments(deps).then(
+        (changed) => {
+          if (changed > 0) log.info({ changed }, 'pending payments resolved');
+          return { more: false };
+        },
+        (err: unknown) => {
+          log.error({ err }, 'pending payment sweep failed');
+          return { more: false };
+        },
+      ),
+    deps.config.checkout.enquiryIntervalMs,
+  );
+}

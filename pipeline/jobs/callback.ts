@@ -1,0 +1,88 @@
+import type { Deps } from '../../core/deps.ts';
+import { signCallback } from '../../core/signatures.ts';
+import { CALLBACK_QUEUE, callbackJobId, type AttemptVerdict } from '../../core/store/index.ts';
+import { nextAttemptAt } from '../callbacks/schedule.ts';
+import type { JobDefinition } from './types.ts';
+
+/** How long an order stays locked after another of its callbacks was busy, before looking again. */
+const BUSY_RETRY_MS = 1000;
+
+/**
+ * One delivery attempt of a direct callback (section 6): the fields signed with the agency's current key
+ * (5.3, callback rule), POSTed form-encoded by the SSRF-safe client. Any 2xx acknowledges; 410 stops; any
+ * other answer or failure is tried again on the schedule, and given up (dead) past the horizon. Every
+ * attempt is recorded. A callback superseded by a newer status, or already finished, is not sent.
+ */
+export const callbackJob: JobDefinition<{ callbackId: number }> = {
+  name: 'callback',
+  handles: (queue) => queue === CALLBACK_QUEUE,
+  // Deliveries wait on merchants' servers, not on this process: many may be in flight at once.
+  concurrency: 32,
+  async process(data, deps) {
+    const id = data.callbackId;
+    const started = deps.clock.now();
+    const leaseUntil = new Date(started.getTime() + deps.config.callbacks.timeoutMs + 5000).toISOString();
+    const claim = await deps.store.checkout.claimCallback(id, started.toISOString(), leaseUntil);
+    if ('refused' in claim) {
+      if (claim.refused === 'busy') {
+        const later = new Date(started.getTime() + BUSY_RETRY_MS).toISOString();
+        await deps.store.checkout.deferCallback(
+          id,
+          callbackJobId(id, -1, `:busy:${started.getTime()}`),
+          started.toISOString(),
+          later,
+        );
+      }
+      return;
+    }
+    const callback = claim.claimed;
+    const body = await signedBody(
+      deps,
+      callback.agencyCode,
+      JSON.parse(callback.fields) as Record<string, string>,
+    );
+    const result = await deps.callbacks.postForm(callback.url, body);
+    const finished = deps.clock.now();
+    const code = result.statusCode;
+    let verdict: AttemptVerdict;
+    if (code !== undefined && code >= 200 && code < 300) verdict = { state: 'delivered' };
+    else if (code === 410) verdict = { state: 'gone' };
+    else {
+      const next = nextAttemptAt(deps.config.callbacks, new Date(callback.createdAt), finished);
+      verdict = next
+        ? {
+            state: 'queued',
+            nextAttemptAt: next.toISOString(),
+            jobId: callbackJobId(id, callback.attempts + 1),
+          }
+        : { state: 'dead' };
+    }
+    await deps.store.checkout.finishAttempt(
+      id,
+      {
+        at: started.toISOString(),
+        statusCode: code ?? null,
+        latencyMs: result.latencyMs,
+        error: result.error ?? null,
+        responsePrefix: result.responsePrefix,
+      },
+      verdict,
+    );
+    const log = {
+      order_no: callback.orderNo,
+      callback_id: id,
+      status: callback.status,
+      http_status: code,
+      verdict: verdict.state,
+    };
+    if (verdict.state === 'delivered') deps.logger.info(log, 'callback delivered');
+    else deps.logger.warn({ ...log, error: result.error }, 'callback not acknowledged');
+  },
+};
+
+/** The form body: the fields, and their signature when the agency has an API key (all but legacy ones). */
+async function signedBody(deps: Deps, agency: string, fields: Record<string, string>): Promise<string> {
+  const apiKey = await deps.store.agencies.apiKeyOf(agency);
+  const signed = apiKey === undefined ? fields : { ...fields, signature: signCallback(fields, apiKey) };
+  return new URLSearchParams(signed).toString();
+}
