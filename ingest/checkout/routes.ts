@@ -9,7 +9,7 @@ import { formatSen, ringgitStringToSen } from '../../core/money.ts';
 import { addChargeSen } from '../../core/payments/add-charge.ts';
 import { indirectCallbackFields } from '../../core/payments/callback-fields.ts';
 import { settleOrder } from '../../core/payments/settle.ts';
-import { signaturesEqual } from '../../core/signatures.ts';
+import { timingSafeEqual } from 'node:crypto';
 import type { AgencyRow, OrderRow, PaymentMethod } from '../../core/store/index.ts';
 import { sendPage, wantsHtml } from './html.ts';
 import { checkoutPage, errorPage, payLinkPage, pendingPage, resultPage, type Page } from './pages.ts';
@@ -191,7 +191,7 @@ async function orderWithToken(
 ): Promise<{ order: OrderRow; agency: AgencyRow }> {
   const order = await deps.store.checkout.order(orderNo);
   // One answer for "no such order" and "wrong token", so order numbers cannot be probed.
-  if (!order?.formToken || !signaturesEqual(order.formToken, token)) {
+  if (!order?.formToken || !tokensEqual(order.formToken, token)) {
     throw new DomainError(
       'forbidden',
       'This payment form has expired or is not valid; start again from the merchant.',
@@ -220,6 +220,12 @@ async function payLink(deps: Deps, ctx: Context) {
     throw new DomainError('not-found', 'This pay link is not valid: check its reference and amount.');
   }
   return { agency, category, refNo, amount };
+}
+
+function tokensEqual(expected: string, received: string): boolean {
+  const a = Buffer.from(expected);
+  const b = Buffer.from(received);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 async function readForm(ctx: Context): Promise<[string, string][]> {
