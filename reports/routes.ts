@@ -84,6 +84,7 @@ export function mountReports(router: Router, deps: Deps): void {
     });
     if (!order)
       throw new DomainError('not-found', 'No such order among the agencies these credentials cover.');
+    const callbacks = await deps.store.checkout.callbacksOf(order.orderNo);
     ctx.body = {
       status: 'OK',
       data: {
@@ -93,6 +94,22 @@ export function mountReports(router: Router, deps: Deps): void {
           status: e.status,
           fpx_debit_auth_code: e.debitAuthCode,
           source: e.source,
+        })),
+        // The direct callbacks of this order and every delivery attempt, for a merchant asking "did you call me?".
+        callbacks: callbacks.map((c) => ({
+          status: c.status,
+          url: c.url,
+          state: c.state,
+          created_at: formatKl(new Date(c.createdAt)),
+          next_attempt_at:
+            c.state === 'queued' && c.nextAttemptAt ? formatKl(new Date(c.nextAttemptAt)) : null,
+          attempts: c.attemptLog.map((a) => ({
+            at: formatKl(new Date(a.at)),
+            status_code: a.statusCode,
+            latency_ms: a.latencyMs,
+            error: a.error,
+            response_prefix: a.responsePrefix,
+          })),
         })),
       },
     };

@@ -43,7 +43,7 @@ export function mountCheckout(router: Router, deps: Deps): void {
 
   router.post('/v2/checkout', htmlErrors, async (ctx) => {
     const entries = await readForm(ctx);
-    const { order, agency, created } = await openOrder(deps, entries, {
+    const { order, created } = await openOrder(deps, entries, {
       path: '/v2/checkout',
       fromPayLink: false,
     });
@@ -52,7 +52,9 @@ export function mountCheckout(router: Router, deps: Deps): void {
       ctx.body = orderJson(order, created);
       return;
     }
-    showOrder(ctx, deps, order, agency);
+    // Post/redirect/get: a reload or Back shows the page again without re-sending the merchant's signed form.
+    ctx.redirect(checkoutPath(order));
+    ctx.status = 303;
   });
 
   // The checkout page again (reload, or an API client sending its payer here): the order's token is the key.
@@ -144,8 +146,9 @@ export function mountCheckout(router: Router, deps: Deps): void {
       ['amount', link.amount],
       ['email', form.email ?? ''],
     ];
-    const { order, agency } = await openOrder(deps, entries, { path: ctx.path, fromPayLink: true });
-    showOrder(ctx, deps, order, agency);
+    const { order } = await openOrder(deps, entries, { path: ctx.path, fromPayLink: true });
+    ctx.redirect(checkoutPath(order));
+    ctx.status = 303;
   });
 }
 
@@ -171,6 +174,11 @@ function pageInput(deps: Deps, order: OrderRow, agency: AgencyRow) {
   };
 }
 
+/** The order's checkout page; its form token is the key (no session, no cookie). */
+function checkoutPath(order: OrderRow): string {
+  return `/v2/checkout/${encodeURIComponent(order.orderNo)}?t=${encodeURIComponent(order.formToken ?? '')}`;
+}
+
 /** The JSON answer of POST /v2/checkout for API clients (docs/checkout.md). */
 function orderJson(order: OrderRow, created: boolean) {
   return {
@@ -180,7 +188,7 @@ function orderJson(order: OrderRow, created: boolean) {
     amount: formatSen(order.amountSen),
     status: order.status,
     resumed: !created,
-    checkoutUrl: `/v2/checkout/${encodeURIComponent(order.orderNo)}?t=${encodeURIComponent(order.formToken ?? '')}`,
+    checkoutUrl: checkoutPath(order),
   };
 }
 

@@ -102,8 +102,7 @@ export async function startMerchantReceiver(t: TestContext): Promise<MerchantRec
 }
 
 /** The merchant's own escaping (a merchant has its own templates, not ours). */
-const escapeHtml = (value: string) =>
-  value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The merchant's page: hidden fields, signed now (the signature lives 60 s), and a button. */
 function shopPage(order: ShopOrder): string {
