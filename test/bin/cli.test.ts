@@ -168,3 +168,44 @@ test('amil token mint prints a token for existing agencies, and revoke revokes i
   assert.ok((await app.deps.store.reportTokens.get(jti))?.revokedAt);
   assert.equal((await runCli(['token', 'revoke', jti], env)).code, 1);
 });
+
+test('amil callbacks list --failed shows a callback given up; redeliver queues it again and the pipeline sends it', async (t) => {
+  const { postOrder, startMerchant } = await import('../support/merchant.ts');
+  const { createInProcessRelay } = await import('../../pipeline/relay.ts');
+  const app = await startApp(t, { CALLBACK_GIVE_UP_MS: '10' });
+  let up = false;
+  const merchant = await startMerchant(t, () => (up ? 200 : 503));
+  const res = await postOrder(app, {
+    agency: 'LZS',
+    refNo: 'CLI-1',
+    amount: '10.00',
+    email: 'ali@example.my',
+    returnUrl: `${merchant.url}/cb`,
+  });
+  const { orderNo, checkoutUrl } = (await res.json()) as { orderNo: string; checkoutUrl: string };
+  const t0 = new URL(checkoutUrl, app.url).searchParams.get('t') ?? '';
+  await fetch(`${app.url}/v2/checkout/${orderNo}/pay`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ t: t0, method: 'fpx', bank: 'SBX00' }).toString(),
+  });
+  const relay = createInProcessRelay(app.deps);
+  await relay.drain();
+  const env = { DATA_DIR: app.dataDir };
+  const listed = await runCli(['callbacks', 'list', '--failed'], env);
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(
+    listed.stdout,
+    new RegExp(`${orderNo}\\s+LZS\\s+success\\s+dead\\s+1 attempt\\(s\\), last \\S+ 503`),
+  );
+
+  up = true;
+  const again = await runCli(['callbacks', 'redeliver', orderNo], env);
+  assert.equal(again.code, 0, again.stderr);
+  await relay.drain();
+  assert.deepEqual(
+    merchant.received.map((r) => r.answeredWith),
+    [503, 200],
+  );
+  assert.equal((await runCli(['callbacks', 'redeliver', 'AM000000NOPE'], env)).code, 1);
+});
