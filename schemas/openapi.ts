@@ -1,4 +1,5 @@
 import { configuredSchemas, type JsonSchema, type SchemaSettings } from './index.ts';
+import { checkoutPaths } from './openapi-checkout.ts';
 
 type Json = Record<string, unknown>;
 
@@ -18,6 +19,7 @@ const hostServer = (variable: 'base_url' | 'reports_url' | 'pay_url'): Json[] =>
 /** The endpoints, host by host. Each later capability adds its paths here, referencing schemas/ files. */
 function paths(settings: OpenApiSettings): Json {
   return {
+    ...checkoutPaths(),
     '/api/bank/webhook': {
       servers: hostServer('pay_url'),
       post: {

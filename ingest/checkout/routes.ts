@@ -131,7 +131,7 @@ export function mountCheckout(router: Router, deps: Deps): void {
   });
 
   // The pay page of links and QR codes (4.1): it asks for the payer's e-mail and continues into checkout.
-  const payPath = '/pay/:agency/:category/:refNo/:amount';
+  const payPath = '/pay/:agency/:paymentCategory/:refNo/:amount';
   router.get(payPath, htmlErrors, async (ctx) => {
     const link = await payLink(deps, ctx);
     sendPage(ctx, 200, payLinkPage({ ...link, action: ctx.path }));
@@ -212,7 +212,12 @@ async function orderWithToken(
 
 /** The path of a pay link, checked: a known agency and one of its categories, a refNo and an amount. */
 async function payLink(deps: Deps, ctx: Context) {
-  const { agency: code = '', category = '', refNo = '', amount = '' } = ctx.params as Record<string, string>;
+  const {
+    agency: code = '',
+    paymentCategory: category = '',
+    refNo = '',
+    amount = '',
+  } = ctx.params as Record<string, string>;
   const agency = await deps.store.agencies.get(code);
   if (!agency || !agency.settings.paymentCategories.includes(category)) {
     throw new DomainError('not-found', 'There is no such agency or payment category.');

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { startApp } from '../helpers.ts';
+import { createWebApp } from '../../ingest/web-app.ts';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
@@ -47,4 +48,25 @@ test('GET /api/openapi.json documents every route, with resolvable references', 
     '{"transactions":[{"agency":"BANK","orderno":"X1","amount":1,"name":"T","email":"t@example.my","time":"2026-11-20T10:00:00+08:00","status":"success","data":{}}]}',
   );
   assert.equal(validate(await posted.json()), true, JSON.stringify(validate.errors));
+});
+
+test('every route the web app serves is in the OpenAPI document, with its method', async (t) => {
+  const app = await startApp(t);
+  const doc = (await (await fetch(`${app.url}/api/openapi.json`)).json()) as OpenApi;
+  const web = createWebApp(app.deps, ['base', 'reports', 'pay']);
+  // @koa/router marks its dispatch middleware with the router itself.
+  const router = web.middleware
+    .map((m) => (m as { router?: { stack: { path: string; methods: string[] }[] } }).router)
+    .find((r) => r !== undefined);
+  assert.ok(router, 'the router is mounted');
+  const served = router.stack.flatMap((layer) =>
+    layer.methods
+      .filter((m) => m !== 'HEAD')
+      .map((m) => `${m.toLowerCase()} ${layer.path.replace(/:(\w+)/g, '{$1}')}`),
+  );
+  assert.ok(served.length > 10);
+  for (const route of served) {
+    const [method = '', path = ''] = route.split(' ');
+    assert.ok(doc.paths[path]?.[method], `${route} is not documented`);
+  }
 });

@@ -1,0 +1,191 @@
+/** OpenAPI paths of checkout on {base_url} (spec 4.1): the merchant's order, the payer's pages, the sandbox. */
+type Json = Record<string, unknown>;
+
+const problem = (description: string): Json => ({
+  description,
+  content: {
+    'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
+    'text/html': { schema: { type: 'string' } },
+  },
+});
+const html = (description: string): Json => ({
+  description,
+  content: { 'text/html': { schema: { type: 'string' } } },
+});
+const redirect = (description: string): Json => ({
+  description,
+  headers: { Location: { schema: { type: 'string' } } },
+});
+const server: Json[] = [
+  {
+    url: '{base_url}',
+    description: 'The base_url host (one port serves all hosts by default)',
+    variables: { base_url: { default: 'http://127.0.0.1:3000' } },
+  },
+];
+const param = (name: string, description: string, where = 'path'): Json => ({
+  name,
+  in: where,
+  required: true,
+  description,
+  schema: { type: 'string' },
+});
+const form = (schema: Json): Json => ({
+  required: true,
+  content: { 'application/x-www-form-urlencoded': { schema } },
+});
+const TAGS = ['Checkout'];
+
+export function checkoutPaths(): Json {
+  const orderNo = param('orderNo', 'Service order number (fpx_seller_order_no)');
+  return {
+    '/v2/checkout': {
+      servers: server,
+      post: {
+        operationId: 'postCheckout',
+        tags: TAGS,
+        summary: 'Open (or resume) a payment order and send the payer to the hosted checkout',
+        description:
+          'Form-encoded fields of spec 2.1, signed by the POST rule of 5.3 (with exp) unless the agency accepts unsigned orders. A browser (Accept: text/html) is redirected (303) to the checkout page; an API client gets JSON with checkoutUrl to send its payer to. The same refNo and amount resume the unpaid order. Refusals are HTML pages for browsers and problem+json otherwise; nothing is stored.',
+        security: [{ signedRequest: [] }, {}],
+        requestBody: form({ $ref: '#/components/schemas/CheckoutRequest' }),
+        responses: {
+          '201': {
+            description: 'Order opened: { orderNo, agency, refNo, amount, status, resumed, checkoutUrl }',
+            content: { 'application/json': { schema: { type: 'object' } } },
+          },
+          '200': { description: 'The unpaid order with this refNo, resumed (same JSON, resumed: true)' },
+          '303': redirect('Browsers: to the checkout page of the order'),
+          '400': problem('A field appears twice, or the form is broken.'),
+          '401': problem('Signature or exp missing, malformed, expired or wrong.'),
+          '409': problem('The refNo has an order for another amount, or is already paid, or failed.'),
+          '413': problem('The form is over 16 KiB.'),
+          '415': problem('Not application/x-www-form-urlencoded.'),
+          '422': problem('A field breaks the rules of 2.1: every problem with its pointer.'),
+        },
+      },
+    },
+    '/v2/checkout/{orderNo}': {
+      servers: server,
+      get: {
+        operationId: 'getCheckoutPage',
+        tags: TAGS,
+        summary: 'The hosted checkout page of an order: amount, add charge per method, FPX bank list',
+        parameters: [orderNo, param('t', "The order's form token (from checkoutUrl)", 'query')],
+        responses: {
+          '200': html('The checkout page'),
+          '303': redirect('Already paid or in progress: to the return page'),
+          '403': problem('Unknown order or wrong token.'),
+        },
+      },
+    },
+    '/v2/checkout/{orderNo}/pay': {
+      servers: server,
+      post: {
+        operationId: 'postCheckoutPay',
+        tags: TAGS,
+        summary: "The payer's choice (method, FPX bank): starts the payment at the acquirer",
+        parameters: [orderNo],
+        requestBody: form({
+          type: 'object',
+          required: ['t', 'method'],
+          properties: {
+            t: { type: 'string', description: 'Form token of the order (CSRF)' },
+            method: { enum: ['fpx', 'card', 'ewallet'] },
+            bank: { type: 'string', description: 'FPX bank id; SBX<code> sandbox banks decide at once' },
+          },
+        }),
+        responses: {
+          '303': redirect('To the acquirer (the sandbox bank page), or straight to the return page'),
+          '403': problem('Unknown order or wrong token.'),
+          '422': html('No method, or FPX without a bank: the checkout page again, with the problems'),
+        },
+      },
+    },
+    '/v2/checkout/{orderNo}/return': {
+      servers: server,
+      get: {
+        operationId: 'getCheckoutReturn',
+        tags: TAGS,
+        summary: 'Where the acquirer sends the payer back: the result as the acquirer reports it',
+        description:
+          'Success or failed: a page whose form posts the indirect callback (2.4, unsigned, amount gross) to returnUrl, auto-submitted by script and with a visible button. Pending: a page that looks again every 10 s.',
+        parameters: [orderNo],
+        responses: {
+          '200': html('Result or pending page (JSON of the order for API clients)'),
+          '404': problem('No such order.'),
+        },
+      },
+    },
+    '/pay/{agency}/{paymentCategory}/{refNo}/{amount}': {
+      servers: server,
+      get: {
+        operationId: 'getPayPage',
+        tags: TAGS,
+        summary: "The pay page of a payment link or QR code: asks for the payer's e-mail",
+        parameters: [
+          param('agency', 'Agency code'),
+          param('paymentCategory', "One of the agency's payment categories"),
+          param('refNo', 'Reference, URL-encoded; no ~'),
+          param('amount', 'Ringgit with two decimals, at least 1.00'),
+        ],
+        responses: {
+          '200': html('The pay page'),
+          '404': problem('Unknown agency or category, or a bad link.'),
+        },
+      },
+      post: {
+        operationId: 'postPayPage',
+        tags: TAGS,
+        summary: 'Opens the order of a pay link (no returnUrl: the payer ends on our receipt page)',
+        requestBody: form({
+          type: 'object',
+          required: ['email'],
+          properties: { email: { type: 'string', format: 'email' } },
+        }),
+        responses: {
+          '303': redirect('To the checkout page of the order'),
+          '404': problem('Unknown agency or category, or a bad link.'),
+          '409': problem('The refNo is paid, failed, or has another amount.'),
+          '422': problem('The e-mail (or the link) breaks the rules of 2.1.'),
+        },
+      },
+    },
+    '/sandbox/{ref}': {
+      servers: server,
+      get: {
+        operationId: 'getSandboxBank',
+        tags: ['Sandbox acquirer'],
+        summary: 'The sandbox bank page: pick the outcome of a payment, or resolve a pending one',
+        parameters: [param('ref', 'Sandbox payment reference (sbx_...)')],
+        responses: { '200': html('The sandbox bank page'), '404': problem('No such sandbox payment.') },
+      },
+      post: {
+        operationId: 'postSandboxBank',
+        tags: ['Sandbox acquirer'],
+        summary: 'Decide a sandbox payment (curl -d outcome=00): 00, 09, 99, 76, 51 or BC',
+        requestBody: form({
+          type: 'object',
+          required: ['outcome'],
+          properties: { outcome: { enum: ['00', '09', '99', '76', '51', 'BC'] } },
+        }),
+        responses: {
+          '303': redirect("Back to the order's return page"),
+          '404': problem('No such sandbox payment.'),
+          '409': problem('Already decided.'),
+          '422': problem('Not one of the outcomes.'),
+        },
+      },
+    },
+    '/assets/{name}': {
+      servers: server,
+      get: {
+        operationId: 'getAsset',
+        tags: TAGS,
+        summary: "The checkout pages' stylesheet and script (served here: no CDN)",
+        parameters: [param('name', 'checkout.css or autosubmit.js')],
+        responses: { '200': { description: 'The file' }, '404': problem('No such asset.') },
+      },
+    },
+  };
+}
