@@ -110,7 +110,8 @@ export function createInProcessRelay(
       for (;;) {
         const seen = await look();
         await Promise.all(busyQueues.values());
-        if (seen === 0) return;
+        // stop() during a drain: look() starts nothing any more, so looping would spin forever.
+        if (seen === 0 || stopping) return;
       }
     },
     async counts() {

@@ -55,8 +55,9 @@ CREATE TABLE callbacks (
   lease_until      TEXT,
   finished_at      TEXT
 ) STRICT;
-CREATE INDEX callbacks_by_order ON callbacks (order_no, id);
-CREATE INDEX callbacks_by_state ON callbacks (state, id);
+-- Only by order: an index on state would be picked for "supersede the queued callbacks of this order"
+-- and scan every queued callback of every order (the ops listing of failed ones scans; it is rare).
+CREATE INDEX callbacks_by_order ON callbacks (order_no, state, id);
 
 CREATE TABLE callback_attempts (
   id               INTEGER PRIMARY KEY,
