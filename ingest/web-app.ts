@@ -4,12 +4,13 @@ import type { Deps } from '../core/deps.ts';
 import { createHttpApp, type MountRoutes } from '../core/http/app.ts';
 import { mountBankWebhook } from './bank-webhook/route.ts';
 import { mountCheckout } from './checkout/routes.ts';
+import { mountDemoMerchant } from './checkout/demo-merchant.ts';
 import { mountSandbox } from './checkout/sandbox-routes.ts';
 import { mountReports } from '../reports/routes.ts';
 
 /** The routes of each host. */
 const HOST_ROUTES: Record<HostName, readonly MountRoutes[]> = {
-  base: [mountCheckout, mountSandbox],
+  base: [mountCheckout, mountSandbox, mountDemoMerchant],
   reports: [mountReports],
   pay: [mountBankWebhook],
 };

@@ -177,6 +177,33 @@ export function checkoutPaths(): Json {
         },
       },
     },
+    '/demo/shop': {
+      servers: server,
+      get: {
+        operationId: 'getDemoShop',
+        tags: ['Demo (embedded mode)'],
+        summary: 'A demo merchant page posting a signed LZS order (only with SEED_DEMO)',
+        responses: { '200': html('The demo shop') },
+      },
+    },
+    '/demo/receiver': {
+      servers: server,
+      get: {
+        operationId: 'getDemoReceiver',
+        tags: ['Demo (embedded mode)'],
+        summary: 'The callbacks the demo merchant received, direct ones verified (only with SEED_DEMO)',
+        responses: { '200': html('The list') },
+      },
+      post: {
+        operationId: 'postDemoReceiver',
+        tags: ['Demo (embedded mode)'],
+        summary: "The demo merchant's returnUrl: takes indirect and direct callbacks",
+        responses: {
+          '200': { description: 'Direct callback taken' },
+          '303': redirect('Indirect: to the list'),
+        },
+      },
+    },
     '/assets/{name}': {
       servers: server,
       get: {

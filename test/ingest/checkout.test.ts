@@ -207,3 +207,21 @@ test('the pay page of a link asks for an e-mail and continues into checkout; unk
   }
   onCleanup(t, () => undefined);
 });
+
+test('embedded mode: the demo shop posts a valid signed order, and the demo receiver verifies the direct callback', async (t) => {
+  const app = await startApp(t);
+  const shop = await (await fetch(`${app.url}/demo/shop`)).text();
+  const fields = Object.fromEntries(
+    [...shop.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\s*\/?>/g)].map((m) => [
+      m[1],
+      m[2],
+    ]),
+  ) as Record<string, string>;
+  assert.equal(fields.returnUrl, `${app.url}/demo/receiver`);
+  const created = (await (await postOrder(app, fields, { sign: false })).json()) as OrderJson;
+  assert.equal(created.status, 'pending', 'the shop signed the order');
+  await (await pay(app, created, 'fpx', 'SBX00')).text();
+  await createInProcessRelay(app.deps).drain();
+  const received = await (await fetch(`${app.url}/demo/receiver`)).text();
+  assert.match(received, /direct \(signed\): signature verified/);
+});

@@ -1,0 +1,99 @@
+import type Router from '@koa/router';
+import type { Deps } from '../../core/deps.ts';
+import { readRawBody } from '../../core/http/raw-body.ts';
+import { signPost, verifyCallback } from '../../core/signatures.ts';
+import { html, sendPage } from './html.ts';
+
+const DEMO_AGENCY = 'LZS';
+const KEEP = 50;
+
+interface Received {
+  at: string;
+  kind: 'direct (signed)' | 'indirect (browser)';
+  verified: boolean | null;
+  fields: [string, string][];
+}
+
+/**
+ * A demo merchant for embedded mode (SEED_DEMO): a shop page whose "Pay" button posts a signed order of
+ * agency LZS, and a receiver at its returnUrl that shows every callback it got, direct ones verified with
+ * the merchant toolkit. Not mounted without demo data. Kept in memory: it is a demonstration.
+ */
+export function mountDemoMerchant(router: Router, deps: Deps): void {
+  if (!deps.config.seedDemo) return;
+  const received: Received[] = [];
+
+  router.get('/demo/shop', async (ctx) => {
+    const apiKey = (await deps.store.agencies.apiKeyOf(DEMO_AGENCY)) ?? '';
+    const origin = `${ctx.protocol}://${ctx.host}`;
+    const { fields } = signPost(
+      {
+        agency: DEMO_AGENCY,
+        refNo: `DEMO-${Date.now().toString(36).toUpperCase()}`,
+        amount: '10.00',
+        email: 'payer@example.my',
+        returnUrl: `${origin}/demo/receiver`,
+      },
+      apiKey,
+      deps.clock.now(),
+    );
+    sendPage(ctx, 200, {
+      title: 'Demo shop',
+      body: html`<h1>Demo shop (merchant LZS)</h1>
+        <p>
+          Zakat fitrah for a family: RM 10.00. The button posts a signed order (spec 2.1, 5.3) to checkout, as
+          a merchant's site would. Its signature is valid for 60 seconds: reload to sign again.
+        </p>
+        <form method="post" action="/v2/checkout">
+          ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}
+          <button type="submit">Pay RM 10.00</button>
+        </form>
+        <p><a href="/demo/receiver">What the merchant received</a></p>`,
+    });
+  });
+
+  router.post('/demo/receiver', async (ctx) => {
+    const form = new URLSearchParams((await readRawBody(ctx, 16 * 1024)).toString('utf8'));
+    const signed = form.has('signature');
+    const apiKey = await deps.store.agencies.apiKeyOf(form.get('agency') ?? '');
+    received.unshift({
+      at: deps.clock.now().toISOString(),
+      kind: signed ? 'direct (signed)' : 'indirect (browser)',
+      verified: signed ? apiKey !== undefined && verifyCallback(form, apiKey) : null,
+      fields: [...form.entries()],
+    });
+    received.length = Math.min(received.length, KEEP);
+    if (signed) {
+      ctx.body = 'OK';
+      return;
+    }
+    ctx.redirect('/demo/receiver');
+    ctx.status = 303;
+  });
+
+  router.get('/demo/receiver', (ctx) => {
+    sendPage(ctx, 200, {
+      title: 'Demo receiver',
+      refreshSeconds: 5,
+      body: html`<h1>Callbacks the demo merchant received</h1>
+        <p class="muted">
+          Newest first; this page reloads every 5 s. <a href="/demo/shop">Back to the shop</a>
+        </p>
+        ${received.length === 0 ? html`<p>None yet.</p>` : ''}
+        ${received.map(
+          (r) =>
+            html`<h2>
+                ${r.kind}${r.verified === null ? '' : r.verified ? ': signature verified' : ': SIGNATURE INVALID'}
+              </h2>
+              <p class="muted">${r.at}</p>
+              <dl class="summary">
+                ${r.fields.map(
+                  ([k, v]) =>
+                    html`<dt>${k}</dt>
+                      <dd>${v}</dd>`,
+                )}
+              </dl>`,
+        )}`,
+    });
+  });
+}
