@@ -148,7 +148,7 @@ export function resultPage(
         ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}
         <button type="submit">Return to ${agencyName}</button>
       </form>
-      <p class="muted">Taking you back to ${agencyName}…</p>
+      <p class="muted">Taking you back to ${agencyName}. If nothing happens, press the button.</p>
       <script src="/assets/autosubmit.js"></script>`,
   };
 }

@@ -74,8 +74,10 @@ export function mountCheckout(router: Router, deps: Deps): void {
     const method = deps.acquirer.methods.find((m) => m === form.method);
     const bank = deps.acquirer.banks().find((b) => b.id === form.bank);
     const errors = [
-      ...(method ? [] : [{ pointer: '/method', message: 'choose a payment method' }]),
-      ...(method === 'fpx' && !bank ? [{ pointer: '/bank', message: 'choose your bank for FPX' }] : []),
+      ...(method ? [] : [{ pointer: '/method', message: 'is required: choose a payment method' }]),
+      ...(method === 'fpx' && !bank
+        ? [{ pointer: '/bank', message: 'is required for FPX: choose your bank' }]
+        : []),
     ];
     if (!method || errors.length > 0) {
       sendPage(ctx, 422, checkoutPage({ ...pageInput(deps, order, agency), errors }));
