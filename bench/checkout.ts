@@ -44,6 +44,7 @@ import { formatKl } from '../core/time.ts';
 import { newOrderNo } from '../ingest/checkout/service.ts';
 import { createWebApp } from '../ingest/web-app.ts';
 import { createInProcessRelay } from '../pipeline/relay.ts';
+import { fmtInt, fmtMs, fmtPct, fmtRatio, percentile, table } from './format.ts';
 
 const HOST = '127.0.0.1';
 const LZS_KEY = 'c3b5a0e2-7f1d-4c8e-9a6b-2d4f8e1a3b5c'; // fixtures/demo/seed.json
@@ -306,24 +307,6 @@ function stopChild(child: ChildProcess): Promise<void> {
 // ---------------------------------------------------------------------------------------------------
 // Statistics and formatting
 
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank] ?? Number.NaN;
-}
-
-const fmtInt = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
-const fmtMs = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : 1) : '-');
-const fmtRatio = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
-const pct = (n: number) => (Number.isFinite(n) ? `${n.toFixed(0)}%` : '-');
-
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Figure 1: checkouts per second
 
@@ -392,17 +375,10 @@ async function makePaidOrders(
         extraData: i % 4 === 0 ? `X${i}` : null,
         paymentCategory: null,
         amountSen: 1000,
-        addChargeSen: 0,
         email: 'ali@example.my',
         returnUrl: callbackUrl,
-        paymentMethod: null,
-        status: 'pending',
-        debitAuthCode: null,
-        fpxTxnId: null,
-        fpxTxnTime: null,
-        createdAt: at,
-        updatedAt: at,
         formToken: randomBytes(16).toString('base64url'),
+        at,
       });
       if (!created) throw new Error(`order ${i} was not created (orderNo collision?)`);
       const started = await deps.store.checkout.startAttempt(order.orderNo, {
@@ -747,9 +723,9 @@ async function main(): Promise<boolean> {
       fmtMs(s.p99),
       fmtMs(s.max),
       fmtInt(s.result.ok),
-      pct(s.serverBusyPercent),
-      pct(s.serverCpuPercent),
-      pct(s.result.clientCpuPercent),
+      fmtPct(s.serverBusyPercent),
+      fmtPct(s.serverCpuPercent),
+      fmtPct(s.result.clientCpuPercent),
       String(s.result.errors),
     ];
     console.log(
@@ -829,8 +805,8 @@ async function main(): Promise<boolean> {
             fmtInt(deliveryStats.requests),
             fmtInt(deliveryStats.orders),
             String(deliveryStats.badSignatures),
-            pct(delivery.busyPercent),
-            pct(delivery.cpuPercent),
+            fmtPct(delivery.busyPercent),
+            fmtPct(delivery.cpuPercent),
             '-',
           ],
           [
@@ -842,7 +818,7 @@ async function main(): Promise<boolean> {
             '-',
             String(baselineStats.badSignatures),
             '-',
-            pct(baseline.cpuPercent),
+            fmtPct(baseline.cpuPercent),
             String(baseline.errors),
           ],
         ],

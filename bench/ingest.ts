@@ -33,6 +33,7 @@ import type { BankTransaction } from '../schemas/index.ts';
 import type { PreparedRecord } from '../core/store/index.ts';
 import type { LoadRequest, LoadResult } from './load-client.ts';
 import { batchBody, benchRecord, benchRecordJson, orderSequence } from './records.ts';
+import { fmtInt, fmtMs, fmtPct, fmtRatio, percentile, table } from './format.ts';
 
 const DEMO_PASSWORD = 'demo-bank-password'; // fixtures/demo/seed.json
 const HOST = '127.0.0.1';
@@ -112,12 +113,6 @@ interface Scenario {
   p99: number;
   max: number;
   result: LoadResult;
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank] ?? Number.NaN;
 }
 
 async function scenario(client: ChildProcess, request: LoadRequest): Promise<Scenario> {
@@ -272,17 +267,6 @@ async function stepBreakdown(dir: string, seconds: number): Promise<StepTimes> {
 
 // ---------------------------------------------------------------------------------------------------
 // Report
-
-const fmtInt = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
-const fmtMs = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : 1) : '-');
-const fmtRatio = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
-
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -443,13 +427,12 @@ async function main(): Promise<void> {
         BATCH_SIZES.map((size) => {
           const r = results.get(size);
           if (!r) return [String(size)];
-          const pct = (n: number) => `${n.toFixed(0)}%`;
           return [
             String(size),
-            pct(r.endpoint.serverBusyPercent),
-            pct(r.endpoint.result.clientCpuPercent),
-            pct(r.noop.serverBusyPercent),
-            pct(r.noop.result.clientCpuPercent),
+            fmtPct(r.endpoint.serverBusyPercent),
+            fmtPct(r.endpoint.result.clientCpuPercent),
+            fmtPct(r.noop.serverBusyPercent),
+            fmtPct(r.noop.result.clientCpuPercent),
           ];
         }),
       ),

@@ -33,6 +33,7 @@ import type { PipelineRuntime } from '../pipeline/runtime.ts';
 import type { BankTransaction } from '../schemas/index.ts';
 import { benchRecord, orderSequence } from './records.ts';
 import { processCpuSeconds, startRedis, type BenchRedis } from './redis.ts';
+import { fmtInt, fmtPct, fmtRatio, fmtSec, table } from './format.ts';
 
 const DEMO_PARTNER = 'demo-bank'; // fixtures/demo/seed.json
 const RECORDS_PER_BATCH = 1000;
@@ -369,20 +370,6 @@ async function trivialScenario(
 // ---------------------------------------------------------------------------------------------------
 // Report
 
-const fmtInt = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
-const fmtSec = (ms: number) => (Number.isFinite(ms) ? (ms / 1000).toFixed(2) : '-');
-const fmtRatio = (n: number) =>
-  Number.isFinite(n) ? (Math.abs(n) >= 0.1 || n === 0 ? n.toFixed(2) : n.toPrecision(2)) : '-';
-const fmtPct = (n: number) => (Number.isFinite(n) ? `${n.toFixed(0)}%` : '-');
-const fmtPct1 = (n: number) => (Number.isFinite(n) ? `${n.toFixed(1)}%` : '-');
-
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
-
 const perSecond = (count: number, ms: number, finished: boolean) =>
   finished && ms > 0 ? count / (ms / 1000) : Number.NaN;
 
@@ -570,7 +557,7 @@ async function main(): Promise<void> {
     console.log('\nratios');
     console.log(
       `  A / C1 = ${fmtRatio(aRate / c1Rate)}  (the pipeline against a no-op BullMQ job per ${fmtInt(RECORDS_PER_BATCH)} records;\n` +
-        `           C1 took ${fmtPct1((100 * trivialBatched.ms) / bull.ms)} of A's wall time: what BullMQ itself costs at this batching)`,
+        `           C1 took ${fmtPct((100 * trivialBatched.ms) / bull.ms, 1)} of A's wall time: what BullMQ itself costs at this batching)`,
     );
     console.log(`  A / B  = ${fmtRatio(aRate / bRate)}  (BullMQ against the in-process runner)`);
     console.log(

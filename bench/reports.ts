@@ -27,6 +27,7 @@ import { mintReportToken } from '../core/report-tokens.ts';
 import { PAYMENT_COUNT_SQL, PAYMENT_PAGE_SQL, PAYMENT_SEEK_SQL } from '../core/store/payments.ts';
 import { klDayStartUtc } from '../core/time.ts';
 import { createWebApp } from '../ingest/web-app.ts';
+import { fmtInt, fmtMb, fmtMs, fmtRatio, percentile, table } from './format.ts';
 
 const HOST = '127.0.0.1';
 const PAGE_SIZE = 100;
@@ -120,12 +121,6 @@ function insertPayments(file: string, count: number): { lzs: number; ms: number 
 // ---------------------------------------------------------------------------------------------------
 // Statistics and formatting
 
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank] ?? Number.NaN;
-}
-
 interface Timing {
   n: number;
   p50: number;
@@ -141,18 +136,6 @@ function timing(samples: readonly number[]): Timing {
     p99: percentile(sorted, 99),
     max: percentile(sorted, 100),
   };
-}
-
-const fmtInt = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
-const fmtMs = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : 1) : '-');
-const fmtRatio = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
-const fmtMb = (bytes: number) => (Number.isFinite(bytes) ? (bytes / 1024 / 1024).toFixed(1) : '-');
-
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -16,10 +16,12 @@ export async function sweepPendingPayments(deps: Deps): Promise<number> {
   for (const order of await deps.store.checkout.awaitingAcquirer(ORDERS_PER_SWEEP)) {
     if (order.acquirerRef === null) continue;
     const answer = await deps.acquirer.enquire(order.acquirerRef);
-    const expired = now.getTime() - Date.parse(order.createdAt) > deps.config.checkout.pendingExpiryMs;
-    const final = statusOfCode(answer.code) !== 'pending';
-    const status = !final && expired ? { ...answer, code: EXPIRED_CODE } : answer;
-    const { outcome } = await settleOrder(deps, order, status, expired && !final ? 'expiry' : 'enquiry');
+    const expires =
+      statusOfCode(answer.code) === 'pending' &&
+      now.getTime() - Date.parse(order.createdAt) > deps.config.checkout.pendingExpiryMs;
+    const { outcome } = expires
+      ? await settleOrder(deps, order, { ...answer, code: EXPIRED_CODE }, 'expiry')
+      : await settleOrder(deps, order, answer, 'enquiry');
     if (outcome === 'applied') changed += 1;
   }
   return changed;

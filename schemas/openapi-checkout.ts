@@ -1,13 +1,11 @@
 /** OpenAPI paths of checkout on {base_url} (spec 4.1): the merchant's order, the payer's pages, the sandbox. */
-type Json = Record<string, unknown>;
+import { hostServer, problemResponse, type Json } from './openapi-parts.ts';
 
-const problem = (description: string): Json => ({
-  description,
-  content: {
-    'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
-    'text/html': { schema: { type: 'string' } },
-  },
-});
+/** A refusal: problem+json for API clients, a readable page for browsers. */
+const problem = (description: string): Json => {
+  const base = problemResponse(description);
+  return { ...base, content: { ...(base.content as Json), 'text/html': { schema: { type: 'string' } } } };
+};
 const html = (description: string): Json => ({
   description,
   content: { 'text/html': { schema: { type: 'string' } } },
@@ -16,13 +14,7 @@ const redirect = (description: string): Json => ({
   description,
   headers: { Location: { schema: { type: 'string' } } },
 });
-const server: Json[] = [
-  {
-    url: '{base_url}',
-    description: 'The base_url host (one port serves all hosts by default)',
-    variables: { base_url: { default: 'http://127.0.0.1:3000' } },
-  },
-];
+const server = hostServer('base_url');
 const param = (name: string, description: string, where = 'path'): Json => ({
   name,
   in: where,

@@ -1,20 +1,6 @@
 import { configuredSchemas, type JsonSchema, type SchemaSettings } from './index.ts';
 import { checkoutPaths } from './openapi-checkout.ts';
-
-type Json = Record<string, unknown>;
-
-const problemResponse = (description: string): Json => ({
-  description,
-  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
-});
-
-const hostServer = (variable: 'base_url' | 'reports_url' | 'pay_url'): Json[] => [
-  {
-    url: `{${variable}}`,
-    description: `The ${variable} host (one port serves all hosts by default)`,
-    variables: { [variable]: { default: 'http://127.0.0.1:3000' } },
-  },
-];
+import { hostServer, problemResponse, type Json } from './openapi-parts.ts';
 
 /** The endpoints, host by host. Each later capability adds its paths here, referencing schemas/ files. */
 function paths(settings: OpenApiSettings): Json {

@@ -58,6 +58,11 @@ function toRow(raw: RawAgency): AgencyRow {
 
 /** Zakat agencies (tenants). The API key is only ever returned by apiKeyOf, for signature checks. */
 export function agenciesRepository(db: Db) {
+  // Read on every checkout, signed request and callback: prepared once.
+  const byCode = db.prepare<[string], RawAgency>(`${SELECT} WHERE code = ?`);
+  const apiKeyByCode = db.prepare<[string], { apiKey: string | null }>(
+    'SELECT api_key AS apiKey FROM agencies WHERE code = ?',
+  );
   return {
     /** Creates an agency; false when the code is taken (nothing changes then). */
     async create(input: {
@@ -85,7 +90,7 @@ export function agenciesRepository(db: Db) {
     },
 
     async get(code: string): Promise<AgencyRow | undefined> {
-      const raw = db.prepare<[string], RawAgency>(`${SELECT} WHERE code = ?`).get(code);
+      const raw = byCode.get(code);
       return raw && toRow(raw);
     },
 
@@ -95,13 +100,7 @@ export function agenciesRepository(db: Db) {
 
     /** The agency's API key, to verify or make signatures; undefined when it has none. */
     async apiKeyOf(code: string): Promise<string | undefined> {
-      return (
-        db
-          .prepare<[string], { apiKey: string | null }>(
-            'SELECT api_key AS apiKey FROM agencies WHERE code = ?',
-          )
-          .get(code)?.apiKey ?? undefined
-      );
+      return apiKeyByCode.get(code)?.apiKey ?? undefined;
     },
 
     /** Replaces the API key at once (the old one stops working). False for an unknown agency. */

@@ -12,6 +12,21 @@ export interface OrderRow extends PaymentRow {
   bankName: string | null;
 }
 
+/** A new checkout order: unpaid (pending, no method, no result yet), created and updated at `at`. */
+export interface NewOrder {
+  orderNo: string;
+  agencyCode: string;
+  refNo: string;
+  extraData: string | null;
+  paymentCategory: string | null;
+  amountSen: number;
+  email: string;
+  /** '' for a pay-link order, which has no merchant to call back. */
+  returnUrl: string;
+  formToken: string;
+  at: string;
+}
+
 /** What an acquirer reported, mapped to a status by the rule of spec 2.4. */
 export interface PaymentResult {
   status: PaymentRow['status'];
@@ -74,22 +89,56 @@ export function checkoutRepository(db: Db) {
   const orderByRef = db.prepare<[string, string], OrderRow>(
     `SELECT ${ORDER_COLUMNS} FROM payments WHERE agency_code = ? AND ref_no = ?`,
   );
+  const insertOrder = db.prepare<NewOrder>(
+    `INSERT INTO payments (order_no, agency_code, ref_no, extra_data, payment_category, amount_sen, email,
+       return_url, status, created_at, updated_at, form_token)
+     VALUES (@orderNo, @agencyCode, @refNo, @extraData, @paymentCategory, @amountSen, @email, @returnUrl,
+       'pending', @at, @at, @formToken)`,
+  );
   const insertEvent = db.prepare<[string, string, string, string | null, string]>(
     'INSERT INTO payment_events (order_no, at, status, debit_auth_code, source) VALUES (?, ?, ?, ?, ?)',
   );
 
+  // The statements of settlement and delivery, prepared once: they run for every payment and attempt.
+  const supersedeQueued = db.prepare<[string, string]>(
+    `UPDATE callbacks SET state = 'superseded', finished_at = ? WHERE order_no = ? AND state = 'queued'`,
+  );
+  const insertCallback = db.prepare<[string, string, string, string, string, string]>(
+    `INSERT INTO callbacks (order_no, status, url, fields, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  const insertAnomaly = db.prepare<[string, string, string, string, string]>(
+    `INSERT INTO payment_anomalies (order_no, stored_status, incoming_code, source, seen_at) VALUES (?, ?, ?, ?, ?)`,
+  );
+  const applyResult = db.prepare<[string, string, string | null, string | null, string, string]>(
+    `UPDATE payments SET status = ?, debit_auth_code = ?, fpx_txn_id = ?, fpx_txn_time = ?, updated_at = ?
+     WHERE order_no = ?`,
+  );
+  const callbackById = db.prepare<[number], CallbackRow>(
+    `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p USING (order_no) WHERE c.id = ?`,
+  );
+  const leasedOfOrder = db.prepare<[string, number, string], { n: number }>(
+    `SELECT count(*) AS n FROM callbacks WHERE order_no = ? AND id <= ? AND lease_until > ?`,
+  );
+  const setLease = db.prepare<[string, number]>('UPDATE callbacks SET lease_until = ? WHERE id = ?');
+  const insertAttempt = db.prepare<[number, string, number | null, number, string | null, string]>(
+    `INSERT INTO callback_attempts (callback_id, at, status_code, latency_ms, error, response_prefix)
+     VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  const scheduleRetry = db.prepare<[string, number]>(
+    `UPDATE callbacks SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = ? WHERE id = ?`,
+  );
+  const stateOf = db.prepare<[number], { state: string }>('SELECT state FROM callbacks WHERE id = ?');
+  const finish = db.prepare<[string, string, string, number]>(
+    `UPDATE callbacks SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = NULL,
+       state = CASE WHEN state = 'queued' OR ? = 'delivered' THEN ? ELSE state END, finished_at = ?
+     WHERE id = ?`,
+  );
+
   /** Queues a callback for the order, superseding any older one not yet delivered (no stale status). */
   function queueCallback(orderNo: string, status: string, draft: CallbackDraft, at: string): number {
-    db.prepare(
-      `UPDATE callbacks SET state = 'superseded', finished_at = ? WHERE order_no = ? AND state = 'queued'`,
-    ).run(at, orderNo);
+    supersedeQueued.run(at, orderNo);
     const id = Number(
-      db
-        .prepare(
-          `INSERT INTO callbacks (order_no, status, url, fields, created_at, next_attempt_at)
-           VALUES (?, ?, ?, ?, ?, ?)`,
-        )
-        .run(orderNo, status, draft.url, JSON.stringify(draft.fields), at, at).lastInsertRowid,
+      insertCallback.run(orderNo, status, draft.url, JSON.stringify(draft.fields), at, at).lastInsertRowid,
     );
     writeOutbox(CALLBACK_QUEUE, callbackJobId(id, 0), { callbackId: id }, at);
     return id;
@@ -108,23 +157,14 @@ export function checkoutRepository(db: Db) {
      * Creates an order unless (agency, refNo) exists: then nothing is written and the existing order is
      * returned, for the caller to resume or refuse.
      */
-    async createOrder(
-      row: PaymentRow & { formToken: string },
-    ): Promise<{ created: boolean; order: OrderRow }> {
+    async createOrder(order: NewOrder): Promise<{ created: boolean; order: OrderRow }> {
       return db
         .transaction(() => {
-          const existing = orderByRef.get(row.agencyCode, row.refNo);
+          const existing = orderByRef.get(order.agencyCode, order.refNo);
           if (existing) return { created: false, order: existing };
-          db.prepare(
-            `INSERT INTO payments (order_no, agency_code, ref_no, extra_data, payment_category, amount_sen,
-               add_charge_sen, email, return_url, payment_method, status, debit_auth_code, fpx_txn_id, fpx_txn_time,
-               created_at, updated_at, form_token)
-             VALUES (@orderNo, @agencyCode, @refNo, @extraData, @paymentCategory, @amountSen, @addChargeSen, @email,
-               @returnUrl, @paymentMethod, @status, @debitAuthCode, @fpxTxnId, @fpxTxnTime, @createdAt, @updatedAt,
-               @formToken)`,
-          ).run(row);
-          insertEvent.run(row.orderNo, row.createdAt, row.status, null, 'checkout');
-          return { created: true, order: orderBy.get(row.orderNo) as OrderRow };
+          insertOrder.run(order);
+          insertEvent.run(order.orderNo, order.at, 'pending', null, 'checkout');
+          return { created: true, order: orderBy.get(order.orderNo) as OrderRow };
         })
         .immediate();
     },
@@ -172,20 +212,14 @@ export function checkoutRepository(db: Db) {
           if (!current) throw new Error(`no order ${orderNo}`);
           if (current.status !== 'pending') {
             if (current.status === result.status) return { outcome: 'unchanged' as const, order: current };
-            db.prepare(
-              `INSERT INTO payment_anomalies (order_no, stored_status, incoming_code, source, seen_at)
-               VALUES (?, ?, ?, ?, ?)`,
-            ).run(orderNo, current.status, result.code, result.source, at);
+            insertAnomaly.run(orderNo, current.status, result.code, result.source, at);
             return { outcome: 'contradiction' as const, order: current };
           }
           // Pending stays pending: news only the first time the acquirer answers (its code was empty).
           if (result.status === 'pending' && (current.debitAuthCode ?? '') !== '') {
             return { outcome: 'unchanged' as const, order: current };
           }
-          db.prepare(
-            `UPDATE payments SET status = ?, debit_auth_code = ?, fpx_txn_id = ?, fpx_txn_time = ?, updated_at = ?
-             WHERE order_no = ?`,
-          ).run(result.status, result.code, result.txnId, result.txnTime, at, orderNo);
+          applyResult.run(result.status, result.code, result.txnId, result.txnTime, at, orderNo);
           insertEvent.run(orderNo, at, result.status, result.code, result.source);
           const order = orderBy.get(orderNo) as OrderRow;
           const draft = callback(order);
@@ -205,14 +239,6 @@ export function checkoutRepository(db: Db) {
         .all(limit);
     },
 
-    async callback(id: number): Promise<CallbackRow | undefined> {
-      return db
-        .prepare<[number], CallbackRow>(
-          `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p USING (order_no) WHERE c.id = ?`,
-        )
-        .get(id);
-    },
-
     /**
      * Leases a queued callback for one attempt. 'busy' while an older callback of the same order is still
      * being delivered, so the merchant never gets a newer status before an older one.
@@ -224,19 +250,11 @@ export function checkoutRepository(db: Db) {
     ): Promise<{ claimed: CallbackRow } | { refused: 'done' | 'busy' }> {
       return db
         .transaction(() => {
-          const row = db
-            .prepare<[number], CallbackRow & { leaseUntil: string | null }>(
-              `SELECT ${CALLBACK_COLUMNS}, c.lease_until AS leaseUntil FROM callbacks c JOIN payments p USING (order_no) WHERE c.id = ?`,
-            )
-            .get(id);
+          const row = callbackById.get(id);
           if (!row || row.state !== 'queued') return { refused: 'done' as const };
-          const leased = db
-            .prepare<[string, number, string], { n: number }>(
-              `SELECT count(*) AS n FROM callbacks WHERE order_no = ? AND id <= ? AND lease_until > ?`,
-            )
-            .get(row.orderNo, id, now);
+          const leased = leasedOfOrder.get(row.orderNo, id, now);
           if ((leased?.n ?? 0) > 0) return { refused: 'busy' as const };
-          db.prepare('UPDATE callbacks SET lease_until = ? WHERE id = ?').run(leaseUntil, id);
+          setLease.run(leaseUntil, id);
           return { claimed: row };
         })
         .immediate();
@@ -245,10 +263,7 @@ export function checkoutRepository(db: Db) {
     /** Records an attempt and its verdict in one transaction; a retry gets its own outbox row. */
     async finishAttempt(id: number, attempt: CallbackAttempt, verdict: AttemptVerdict): Promise<void> {
       db.transaction(() => {
-        db.prepare(
-          `INSERT INTO callback_attempts (callback_id, at, status_code, latency_ms, error, response_prefix)
-           VALUES (?, ?, ?, ?, ?, ?)`,
-        ).run(
+        insertAttempt.run(
           id,
           attempt.at,
           attempt.statusCode,
@@ -258,21 +273,12 @@ export function checkoutRepository(db: Db) {
         );
         if (verdict.state === 'queued') {
           // A callback superseded meanwhile stays superseded: the newer one carries the news.
-          db.prepare(
-            `UPDATE callbacks SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = ? WHERE id = ?`,
-          ).run(verdict.nextAttemptAt, id);
-          const still = db
-            .prepare<[number], { state: string }>('SELECT state FROM callbacks WHERE id = ?')
-            .get(id);
-          if (still?.state === 'queued') {
+          scheduleRetry.run(verdict.nextAttemptAt, id);
+          if (stateOf.get(id)?.state === 'queued') {
             writeOutbox(CALLBACK_QUEUE, verdict.jobId, { callbackId: id }, attempt.at, verdict.nextAttemptAt);
           }
         } else {
-          db.prepare(
-            `UPDATE callbacks SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = NULL,
-               state = CASE WHEN state = 'queued' OR ? = 'delivered' THEN ? ELSE state END, finished_at = ?
-             WHERE id = ?`,
-          ).run(verdict.state, verdict.state, attempt.at, id);
+          finish.run(verdict.state, verdict.state, attempt.at, id);
         }
       }).immediate();
     },

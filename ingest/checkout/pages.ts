@@ -1,6 +1,6 @@
 import { formatSen } from '../../core/money.ts';
 import type { AcquirerBank } from '../../core/acquirer/types.ts';
-import type { AgencyRow, OrderRow, PaymentMethod } from '../../core/store/index.ts';
+import type { AgencyRow, OrderRow, PaymentMethod, SandboxPayment } from '../../core/store/index.ts';
 import type { FieldError } from '../../schemas/index.ts';
 import { html, type SafeHtml } from './html.ts';
 
@@ -51,31 +51,21 @@ export function checkoutPage(input: {
       ${summary(order, agency.name)} ${input.errors?.length ? errorList(input.errors) : ''}
       <form method="post" action="/v2/checkout/${encodeURIComponent(order.orderNo)}/pay">
         <input type="hidden" name="t" value="${order.formToken ?? ''}" />
-        <fieldset>
-          <legend>Payment method</legend>
-          ${input.methods.map(
-            (m, i) =>
-              html`<label class="option"
-                ><input
-                  type="radio"
-                  name="method"
-                  value="${m.method}"
-                  ${i === 0 ? html` checked` : ''}
-                  required
-                />
-                <span
-                  >${METHOD_LABELS[m.method]}${
-                    m.addChargeSen > 0
-                      ? html` <span class="muted"
-                          >(add charge RM ${formatSen(m.addChargeSen)}, total RM
-                          ${formatSen(order.amountSen + m.addChargeSen)})</span
-                        >`
-                      : ''
-                  }</span
-                ></label
-              >`,
-          )}
-        </fieldset>
+        ${radioGroup(
+          'Payment method',
+          'method',
+          input.methods.map((m) => ({
+            value: m.method,
+            label: html`${METHOD_LABELS[m.method]}${
+              m.addChargeSen > 0
+                ? html` <span class="muted"
+                    >(add charge RM ${formatSen(m.addChargeSen)}, total RM
+                    ${formatSen(order.amountSen + m.addChargeSen)})</span
+                  >`
+                : ''
+            }`,
+          })),
+        )}
         <label for="bank">FPX bank (for online banking)</label>
         <select id="bank" name="bank">
           <option value="">Choose your bank</option>
@@ -196,4 +186,58 @@ function errorItems(errors: readonly FieldError[]): SafeHtml {
   return html`<ul>
     ${errors.map((e) => html`<li><code>${e.pointer.slice(1) || 'order'}</code> ${e.message}</li>`)}
   </ul>`;
+}
+
+/** A required choice of one, the first option picked; each radio sits inside its label. */
+function radioGroup(
+  legend: string,
+  name: string,
+  options: readonly { value: string; label: SafeHtml | string }[],
+): SafeHtml {
+  return html`<fieldset>
+    <legend>${legend}</legend>
+    ${options.map(
+      (o, i) =>
+        html`<label class="option"
+          ><input type="radio" name="${name}" value="${o.value}" ${i === 0 ? html` checked` : ''} required />
+          <span>${o.label}</span></label
+        >`,
+    )}
+  </fieldset>`;
+}
+
+/** The sandbox bank's page: pick the outcome of a payment, or resolve one left pending. */
+export function sandboxBankPage(
+  payment: SandboxPayment,
+  outcomes: readonly { code: string; label: string }[],
+): Page {
+  return {
+    title: 'Sandbox bank',
+    body: html`<h1>Sandbox bank</h1>
+      <p class="notice">
+        This is the sandbox acquirer, standing in for
+        ${payment.method === 'fpx' ? `FPX bank ${payment.bankId ?? ''}` : payment.method}. No real money
+        moves.
+      </p>
+      <dl class="summary">
+        <dt>Order</dt>
+        <dd>${payment.orderNo}</dd>
+        <dt>Amount</dt>
+        <dd>RM ${formatSen(payment.amountSen)}</dd>
+        <dt>Status</dt>
+        <dd>${payment.outcome === null ? 'awaiting your choice' : `pending (${payment.outcome})`}</dd>
+      </dl>
+      ${
+        outcomes.length > 0
+          ? html`<form method="post" action="/sandbox/${encodeURIComponent(payment.ref)}">
+              ${radioGroup(
+                payment.outcome === null ? 'Outcome of this payment' : 'Resolve the pending payment',
+                'outcome',
+                outcomes.map((o) => ({ value: o.code, label: o.label })),
+              )}
+              <button type="submit">Confirm</button>
+            </form>`
+          : html`<p>This payment is decided (${payment.outcome ?? ''}).</p>`
+      }`,
+  };
 }

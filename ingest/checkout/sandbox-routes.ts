@@ -3,9 +3,9 @@ import { orderReturnPath, SANDBOX_OUTCOMES } from '../../core/acquirer/sandbox.t
 import type { Deps } from '../../core/deps.ts';
 import { DomainError } from '../../core/errors.ts';
 import { readRawBody } from '../../core/http/raw-body.ts';
-import { formatSen } from '../../core/money.ts';
 import { PENDING_CODES } from '../../core/payments/status.ts';
-import { html, sendPage } from './html.ts';
+import { sendPage } from './html.ts';
+import { sandboxBankPage } from './pages.ts';
 
 /**
  * The sandbox acquirer's own pages (it stands in for a bank's): a tester picks the outcome of a payment,
@@ -16,52 +16,14 @@ export function mountSandbox(router: Router, deps: Deps): void {
   router.get('/sandbox/:ref', async (ctx) => {
     const payment = await deps.store.sandbox.get(ctx.params.ref ?? '');
     if (!payment) throw new DomainError('not-found', 'There is no such sandbox payment.');
-    const open = payment.outcome === null || PENDING_CODES.includes(payment.outcome);
+    // Undecided: every outcome; pending: only the final ones; decided: none (the page just says so).
     const outcomes =
       payment.outcome === null
         ? SANDBOX_OUTCOMES
-        : SANDBOX_OUTCOMES.filter((o) => !PENDING_CODES.includes(o.code));
-    sendPage(ctx, 200, {
-      title: 'Sandbox bank',
-      body: html`<h1>Sandbox bank</h1>
-        <p class="notice">
-          This is the sandbox acquirer, standing in for
-          ${payment.method === 'fpx' ? `FPX bank ${payment.bankId ?? ''}` : payment.method}. No real money
-          moves.
-        </p>
-        <dl class="summary">
-          <dt>Order</dt>
-          <dd>${payment.orderNo}</dd>
-          <dt>Amount</dt>
-          <dd>RM ${formatSen(payment.amountSen)}</dd>
-          <dt>Status</dt>
-          <dd>${payment.outcome === null ? 'awaiting your choice' : `pending (${payment.outcome})`}</dd>
-        </dl>
-        ${
-          open
-            ? html`<form method="post" action="/sandbox/${encodeURIComponent(payment.ref)}">
-                <fieldset>
-                  <legend>
-                    ${payment.outcome === null ? 'Outcome of this payment' : 'Resolve the pending payment'}
-                  </legend>
-                  ${outcomes.map(
-                    (o, i) =>
-                      html`<label class="option"
-                        ><input
-                          type="radio"
-                          name="outcome"
-                          value="${o.code}"
-                          ${i === 0 ? html` checked` : ''}
-                        />
-                        ${o.label}</label
-                      >`,
-                  )}
-                </fieldset>
-                <button type="submit">Confirm</button>
-              </form>`
-            : html`<p>This payment is decided (${payment.outcome ?? ''}).</p>`
-        }`,
-    });
+        : PENDING_CODES.includes(payment.outcome)
+          ? SANDBOX_OUTCOMES.filter((o) => !PENDING_CODES.includes(o.code))
+          : [];
+    sendPage(ctx, 200, sandboxBankPage(payment, outcomes));
   });
 
   router.post('/sandbox/:ref', async (ctx) => {

@@ -53,7 +53,6 @@ export async function openOrder(
   if (errors.length > 0)
     throw new DomainError('validation-failed', 'The payment order is not valid.', errors);
 
-  const at = now.toISOString();
   const { created, order } = await deps.store.checkout.createOrder({
     orderNo: newOrderNo(now),
     agencyCode: agency.code,
@@ -61,17 +60,10 @@ export async function openOrder(
     extraData: input.extraData === '' ? null : (input.extraData ?? null),
     paymentCategory: input.paymentCategory ?? null,
     amountSen,
-    addChargeSen: 0,
     email: input.email.toLowerCase(),
     returnUrl: input.returnUrl ?? '',
-    paymentMethod: null,
-    status: 'pending',
-    debitAuthCode: null,
-    fpxTxnId: null,
-    fpxTxnTime: null,
-    createdAt: at,
-    updatedAt: at,
     formToken: randomBytes(16).toString('base64url'),
+    at: now.toISOString(),
   });
   if (!created) refuseUnlessResumable(order, amountSen);
   return { order, agency, created };

@@ -16,10 +16,10 @@ import { onCleanup, startApp, type TestApp } from '../helpers.ts';
 import {
   LZS_KEY,
   MERCHANT_REPLY,
-  startMerchantReceiver,
-  type MerchantReceiver,
-  type ReceivedRequest,
-} from './merchant-receiver.ts';
+  startMerchant,
+  type Merchant,
+  type ReceivedCallback,
+} from '../support/merchant.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const AGENCY_NAME = 'Lembaga Zakat Selangor';
@@ -45,7 +45,7 @@ after(async () => {
 
 interface Flow {
   app: TestApp;
-  merchant: MerchantReceiver;
+  merchant: Merchant;
   context: BrowserContext;
   page: Page;
   refNo: string;
@@ -60,7 +60,7 @@ async function setUp(
   contextOptions: Parameters<Browser['newContext']>[0] = {},
 ): Promise<Flow> {
   const app = await startApp(t);
-  const merchant = await startMerchantReceiver(t);
+  const merchant = await startMerchant(t);
   const relay = createInProcessRelay(app.deps, { pollMs: 20, maxAttempts: 8, backoffMs: 10 });
   relay.start();
   onCleanup(t, () => relay.stop());
@@ -138,13 +138,13 @@ async function payOnCheckout(flow: Flow): Promise<string> {
   return orderNo;
 }
 
-const isIndirect = (r: ReceivedRequest) =>
+const isIndirect = (r: ReceivedCallback) =>
   r.method === 'POST' && r.path === '/return' && !r.form.has('signature');
-const isDirect = (r: ReceivedRequest) =>
+const isDirect = (r: ReceivedCallback) =>
   r.method === 'POST' && r.path === '/return' && r.form.has('signature');
 
 /** The indirect callback of 6: unsigned, success, gross amount, extraData left out when empty. */
-function assertIndirect(indirect: ReceivedRequest, orderNo: string, refNo: string): void {
+function assertIndirect(indirect: ReceivedCallback, orderNo: string, refNo: string): void {
   assert.equal(indirect.contentType, 'application/x-www-form-urlencoded');
   assert.match(String(indirect.headers['user-agent']), /Chrome/, 'posted by the browser');
   const form = Object.fromEntries(indirect.form);
@@ -176,10 +176,10 @@ test(
       // The result page posts the indirect callback by itself (its script) to the merchant's returnUrl.
       await page.waitForURL(`${merchant.url}/return`);
       await page.getByText(MERCHANT_REPLY).waitFor();
-      assertIndirect(await merchant.waitFor(isIndirect, 'indirect callback', 1000), orderNo, refNo);
+      assertIndirect(await merchant.find(isIndirect, 'indirect callback', 1000), orderNo, refNo);
 
       // The direct callback, server to server through the relay: signed, and the signature holds.
-      const direct = await merchant.waitFor(isDirect, 'direct callback', 5000);
+      const direct = await merchant.find(isDirect, 'direct callback', 5000);
       assert.equal(direct.contentType, 'application/x-www-form-urlencoded');
       assert.ok(verifyCallback(direct.form, LZS_KEY), 'the direct callback signature verifies');
       assert.equal(direct.form.get('status'), 'success');
@@ -226,8 +226,8 @@ test(
       await button.click();
       await page.waitForURL(`${merchant.url}/return`);
       await page.getByText(MERCHANT_REPLY).waitFor();
-      assertIndirect(await merchant.waitFor(isIndirect, 'indirect callback', 1000), orderNo, refNo);
-      const direct = await merchant.waitFor(isDirect, 'direct callback', 5000);
+      assertIndirect(await merchant.find(isIndirect, 'indirect callback', 1000), orderNo, refNo);
+      const direct = await merchant.find(isDirect, 'direct callback', 5000);
       assert.ok(verifyCallback(direct.form, LZS_KEY));
       assert.equal(direct.form.get('orderNo'), orderNo);
     });

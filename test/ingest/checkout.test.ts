@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { verifyCallback } from '../../core/signatures.ts';
 import { createInProcessRelay } from '../../pipeline/relay.ts';
-import { onCleanup, problemOf, startApp, type TestApp } from '../helpers.ts';
+import { problemOf, startApp, type TestApp } from '../helpers.ts';
 import { LZS_KEY, postOrder, startMerchant } from '../support/merchant.ts';
 
 interface OrderJson {
@@ -205,7 +205,6 @@ test('the pay page of a link asks for an e-mail and continues into checkout; unk
   ]) {
     assert.equal((await fetch(`${app.url}${bad}`, { headers: { accept: 'text/html' } })).status, 404, bad);
   }
-  onCleanup(t, () => undefined);
 });
 
 test('embedded mode: the demo shop posts a valid signed order, and the demo receiver verifies the direct callback', async (t) => {

@@ -1,0 +1,15 @@
+/** Building blocks of the OpenAPI document shared by its path files. */
+export type Json = Record<string, unknown>;
+
+export const problemResponse = (description: string): Json => ({
+  description,
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+});
+
+export const hostServer = (variable: 'base_url' | 'reports_url' | 'pay_url'): Json[] => [
+  {
+    url: `{${variable}}`,
+    description: `The ${variable} host (one port serves all hosts by default)`,
+    variables: { [variable]: { default: 'http://127.0.0.1:3000' } },
+  },
+];
