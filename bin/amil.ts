@@ -14,12 +14,14 @@ import {
   type AddChargeRule,
   type AgencyRow,
   type AgencySettings,
+  TEST_SINK,
 } from '../core/store/index.ts';
 import { createBullRuntime, JOB_OPTIONS } from '../pipeline/bullmq.ts';
 import { createInProcessRelay } from '../pipeline/relay.ts';
 import type { PipelineRuntime } from '../pipeline/runtime.ts';
 import { runMain } from './run-main.ts';
 import { startWorker } from './start-worker.ts';
+import { reconSinks, runReconciliation } from '../pipeline/recon/run-day.ts';
 
 const program = new Command('amil')
   .description(
@@ -515,6 +517,75 @@ queues
     await withRuntime(async (runtime) => {
       print(`${await runtime.retryFailed(queue)} failed job(s) put back in line.`);
     });
+  });
+
+const day = (value: string): string => {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`)))
+    throw new InvalidArgumentError('a day is YYYY-MM-DD (Asia/Kuala_Lumpur)');
+  return value;
+};
+const sinkName = (sink: string) => (sink === TEST_SINK ? 'BANK-TEST' : sink);
+const sinkOf = (value: string) => (value.toUpperCase() === 'BANK-TEST' ? TEST_SINK : value);
+
+const recon = program
+  .command('recon')
+  .description('Nightly reconciliation workbooks: run a day by hand, list the runs');
+
+recon
+  .command('run')
+  .description(
+    'Build the workbooks of one business day now (every agency and the bank test report, or one), record ' +
+      'the run, report what changed since the previous run of that day, and queue the e-mails',
+  )
+  .requiredOption('--day <day>', 'business day, YYYY-MM-DD (Asia/Kuala_Lumpur)', day)
+  .option('--agency <code>', 'one agency (or BANK-TEST for the bank live-test report)')
+  .action(async (opts: { day: string; agency?: string }) => {
+    const d = getDeps();
+    const sinks = opts.agency ? [sinkOf(opts.agency)] : await reconSinks(d);
+    for (const sink of sinks) {
+      const {
+        run,
+        summary,
+        path: file,
+      } = await runReconciliation(d, { sink, day: opts.day, trigger: 'manual' });
+      print(
+        `run ${run.id} ${sinkName(sink)} ${opts.day}: ${summary.inputs.transactions} transaction(s), ` +
+          `collected RM ${formatSen(summary.byStatus.success.sumSen)}, pending roll ${summary.pending.balances ? 'balances' : 'DOES NOT BALANCE'}`,
+      );
+      print(`  ${file}`);
+      print(`  sha256 ${run.fileSha256}`);
+      if (run.changes) print(`  ${run.changes.split('\n').join('\n  ')}`);
+    }
+  });
+
+recon
+  .command('list')
+  .description('Reconciliation runs, newest day first, with their e-mail deliveries')
+  .option('--day <day>', 'only this business day', day)
+  .option('--agency <code>', 'only this agency (or BANK-TEST)')
+  .option('--limit <n>', 'at most this many', (v) => Number.parseInt(v, 10), 50)
+  .option('--json', 'print JSON')
+  .action(async (opts: { day?: string; agency?: string; limit: number; json?: boolean }) => {
+    const { store } = getDeps();
+    const runs = await store.reconRuns.list({
+      sink: opts.agency ? sinkOf(opts.agency) : undefined,
+      firstDay: opts.day,
+      lastDay: opts.day,
+      limit: opts.limit,
+    });
+    const withDeliveries = await Promise.all(
+      runs.map(async (run) => ({ ...run, deliveries: await store.reconRuns.deliveries(run.id) })),
+    );
+    if (opts.json) return printJson(withDeliveries);
+    for (const run of withDeliveries) {
+      const sent = run.deliveries.find((x) => x.outcome === 'sent');
+      const mail = sent
+        ? `mailed ${sent.at}`
+        : run.deliveries.length > 0
+          ? `${run.deliveries.length} failed attempt(s)`
+          : 'not mailed';
+      print(`${run.id}\t${run.businessDate}\t${sinkName(run.sink)}\t${run.trigger}\t${run.file}\t${mail}`);
+    }
   });
 
 /** The pipeline runtime this configuration uses, without running any job: to look and to retry. */

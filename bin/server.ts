@@ -4,6 +4,7 @@ import { assertNoDemoSecrets, createDeps, seedDemoData } from '../core/bootstrap
 import { listen } from '../core/http/serve.ts';
 import { createWebApp } from '../ingest/web-app.ts';
 import { createEnquirySweep } from '../pipeline/enquiry.ts';
+import { createNightlyScheduler } from '../pipeline/recon/scheduler.ts';
 import { createInProcessRelay } from '../pipeline/relay.ts';
 import { queueBoard } from '../pipeline/queue-board.ts';
 import { runMain } from './run-main.ts';
@@ -44,12 +45,16 @@ await runMain(async () => {
   relay?.start();
   const sweep = config.redisUrl ? undefined : createEnquirySweep(deps);
   sweep?.start();
+  const nightly = config.redisUrl ? undefined : createNightlyScheduler(deps);
+  await nightly?.start();
 
   return async () => {
     shuttingDown = true;
     await listening.close(config.shutdownGraceMs);
     await relay?.stop();
     await sweep?.stop();
+    nightly?.stop();
+    deps.mailer.close();
     await board?.close();
     await deps.callbacks.close();
     deps.store.close();

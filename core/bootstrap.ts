@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { loadConfig, type Config } from './config.ts';
 import { createSandboxAcquirer } from './acquirer/sandbox.ts';
 import { createCallbackClient } from './outbound/callback-client.ts';
+import { createMailer } from './outbound/mailer.ts';
 import { createLogger } from './logger.ts';
 import { openStore, type AgencySettings, type Store } from './store/index.ts';
 import { systemClock } from './clock.ts';
@@ -34,6 +35,7 @@ export function createDeps(
         timeoutMs: config.callbacks.timeoutMs,
         allowedAddresses: config.callbacks.allowedAddresses,
       }),
+    mailer: overrides.mailer ?? createMailer(config.mail),
   };
 }
 

@@ -1,5 +1,7 @@
 import path from 'node:path';
 import { ringgitStringToSen } from './money.ts';
+import cronParser from 'cron-parser';
+import { BUSINESS_TIMEZONE } from './time.ts';
 
 /** The three hosts of the interface; one process serves all of them. */
 export const HOSTS = ['base', 'reports', 'pay'] as const;
@@ -57,6 +59,20 @@ export interface Config {
     readonly giveUpMs: number;
     /** Addresses (IPs or CIDRs) callbacks may reach although private or loopback. */
     readonly allowedAddresses: readonly string[];
+  };
+  readonly recon: {
+    /** When the nightly run starts (cron, Asia/Kuala_Lumpur); it reconciles the day before. */
+    readonly cron: string;
+    /** Where workbooks are written (under DATA_DIR). */
+    readonly dir: string;
+    /** Recipients of the bank's live-test report (the agencies' recipients are agency settings). */
+    readonly bankTestRecipients: readonly string[];
+  };
+  readonly mail: {
+    /** SMTP server (smtp:// or smtps://); undefined writes each e-mail as an .eml file under `dir`. */
+    readonly smtpUrl: string | undefined;
+    readonly from: string;
+    readonly dir: string;
   };
 }
 
@@ -181,6 +197,28 @@ export const ENV_VARS: readonly EnvVar[] = [
       'Private or loopback addresses (IPs or CIDRs, comma-separated) callbacks may reach; all others of those ranges are refused',
   },
   {
+    name: 'RECON_CRON',
+    default: '30 0 * * *',
+    meaning:
+      'When the nightly reconciliation runs (cron, in Asia/Kuala_Lumpur time); it builds the workbooks of the day before',
+  },
+  {
+    name: 'BANK_TEST_RECIPIENTS',
+    default: '(none)',
+    meaning: "E-mail addresses (comma-separated) that receive the bank's live-test report each night",
+  },
+  {
+    name: 'SMTP_URL',
+    default: '(unset: .eml files)',
+    meaning:
+      'SMTP server for the nightly e-mails, e.g. `smtp://user:pass@mail.example:587`; unset writes each e-mail to `DATA_DIR/mail/*.eml`',
+  },
+  {
+    name: 'MAIL_FROM',
+    default: 'amil <reconciliation@amil.invalid>',
+    meaning: 'Sender of the nightly e-mails',
+  },
+  {
     name: 'BANK_AGENCY_ROUTES',
     default: 'BANKLZS=LZS,BANKPPZ=PPZ,BANK=test',
     meaning:
@@ -287,6 +325,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
         .map((a) => a.trim())
         .filter((a) => a !== ''),
     },
+    recon: {
+      cron: cronPattern(read('RECON_CRON') ?? '30 0 * * *', problems),
+      dir: path.join(dataDir, 'reconciliation'),
+      bankTestRecipients: emailList('BANK_TEST_RECIPIENTS', read('BANK_TEST_RECIPIENTS'), problems),
+    },
+    mail: {
+      smtpUrl: smtpUrl(read('SMTP_URL'), problems),
+      from: read('MAIL_FROM') ?? 'amil <reconciliation@amil.invalid>',
+      dir: path.join(dataDir, 'mail'),
+    },
     ...overrides,
   };
 
@@ -366,4 +414,33 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
+}
+
+function cronPattern(raw: string, problems: string[]): string {
+  try {
+    cronParser.parseExpression(raw, { tz: BUSINESS_TIMEZONE });
+  } catch {
+    problems.push(`RECON_CRON must be a cron pattern like "30 0 * * *" (got "${raw}")`);
+  }
+  return raw;
+}
+
+const EMAIL = /^[^\s@,<>]+@[^\s@,<>]+\.[^\s@,<>]+$/;
+
+function emailList(name: string, raw: string | undefined, problems: string[]): string[] {
+  const list = (raw ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter((a) => a !== '');
+  for (const address of list)
+    if (!EMAIL.test(address)) problems.push(`${name}: "${address}" is not an e-mail address`);
+  return list;
+}
+
+function smtpUrl(raw: string | undefined, problems: string[]): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^smtps?:\/\/[^\s/]+(:\d+)?\/?(\?.*)?$/.test(raw)) {
+    problems.push('SMTP_URL must look like smtp://host:587 or smtps://user:password@host:465');
+  }
+  return raw;
 }

@@ -5,6 +5,7 @@ import type { Clock } from './clock.ts';
 import type { Validators } from '../schemas/index.ts';
 import type { Acquirer } from './acquirer/types.ts';
 import type { CallbackClient } from './outbound/callback-client.ts';
+import type { Mailer } from './outbound/mailer.ts';
 
 /** Everything a handler, service or job may use; built once per process by its composition root. */
 export interface Deps {
@@ -17,4 +18,6 @@ export interface Deps {
   readonly acquirer: Acquirer;
   /** Sends merchant callbacks (SSRF-safe); close it with the store. */
   readonly callbacks: CallbackClient;
+  /** Sends the nightly e-mails: SMTP, or .eml files in embedded mode. */
+  readonly mailer: Mailer;
 }

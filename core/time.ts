@@ -48,3 +48,10 @@ export function parseOffsetDateTime(value: string): Date | undefined {
   }
   return Number.isFinite(epoch) ? new Date(epoch) : undefined;
 }
+
+/** The calendar day before a YYYY-MM-DD day. */
+export function prevDay(day: string): string {
+  const date = new Date(`${day}T00:00:00Z`);
+  date.setUTCDate(date.getUTCDate() - 1);
+  return date.toISOString().slice(0, 10);
+}

@@ -1,11 +1,18 @@
 import type { Config } from '../core/config.ts';
 import { CALLBACK_QUEUE, NORMALISE_QUEUE, TEST_SINK } from '../core/store/index.ts';
 import { ledgerQueue } from './jobs/ledger.ts';
+import { RECON_EMAIL_QUEUE, RECON_NIGHTLY_QUEUE } from './jobs/recon.ts';
 
-/** Every queue of the pipeline under this configuration: normalise, one ledger queue per sink, callbacks. */
+/** Every queue of the pipeline under this configuration: normalise, one ledger queue per sink, callbacks, reconciliation. */
 export function pipelineQueueNames(config: Config): string[] {
   const sinks = new Set<string>();
   for (const route of Object.values(config.webhook.routes))
     sinks.add(route.kind === 'test' ? TEST_SINK : route.agency);
-  return [NORMALISE_QUEUE, ...[...sinks].sort().map(ledgerQueue), CALLBACK_QUEUE];
+  return [
+    NORMALISE_QUEUE,
+    ...[...sinks].sort().map(ledgerQueue),
+    CALLBACK_QUEUE,
+    RECON_NIGHTLY_QUEUE,
+    RECON_EMAIL_QUEUE,
+  ];
 }

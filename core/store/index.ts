@@ -10,6 +10,7 @@ import { paymentsRepository } from './payments.ts';
 import { pipelineRepository } from './pipeline.ts';
 import { checkoutRepository } from './checkout.ts';
 import { sandboxRepository } from './sandbox.ts';
+import { reconRunsRepository } from './recon-runs.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
 export { NORMALISE_QUEUE } from './bank-postings.ts';
@@ -30,6 +31,16 @@ export type {
 } from './checkout.ts';
 export { CALLBACK_QUEUE, callbackJobId } from './checkout.ts';
 export type { SandboxPayment } from './sandbox.ts';
+export type { ReconRunRow, ReconDelivery, ReconTrigger, NewReconRun } from './recon-runs.ts';
+export { RECON_EMAIL_QUEUE, reconEmailJobId } from './recon-runs.ts';
+export type {
+  ReconItem,
+  ReconMovement,
+  ReconAnomaly,
+  ReconChannel,
+  ReconStatus,
+  ReconSnapshot,
+} from './recon-snapshot.ts';
 export type { OutboxRow, QueueStats } from './outbox.ts';
 export type { NormalisedFields, BatchVersion, LedgerEntry, Job } from './pipeline.ts';
 export { TEST_SINK } from './pipeline.ts';
@@ -52,6 +63,7 @@ export interface Store {
   readonly pipeline: ReturnType<typeof pipelineRepository>;
   readonly checkout: ReturnType<typeof checkoutRepository>;
   readonly sandbox: ReturnType<typeof sandboxRepository>;
+  readonly reconRuns: ReturnType<typeof reconRunsRepository>;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
   close(): void;
@@ -73,6 +85,7 @@ export function openStore(file: string): Store {
     pipeline: pipelineRepository(db),
     checkout: checkoutRepository(db),
     sandbox: sandboxRepository(db),
+    reconRuns: reconRunsRepository(db, file),
     async ping() {
       db.prepare('SELECT 1').get();
     },

@@ -31,7 +31,13 @@ export function outboxWriter(db: Db) {
 
 /** The relay's view of the outbox. */
 export function outboxRepository(db: Db) {
+  const write = outboxWriter(db);
   return {
+    /** Adds a job on its own (a scheduled run); a job id already in the outbox is ignored. */
+    async enqueue(queue: string, jobId: string, payload: unknown, now: Date): Promise<void> {
+      write(queue, jobId, payload, now.toISOString());
+    },
+
     /**
      * Rows not yet handed over, oldest first, at most `limitPerQueue` of each queue (so one queue's
      * backlog never hides another's work), skipping failed rows and those waiting for a retry.

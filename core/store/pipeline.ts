@@ -79,10 +79,11 @@ export function pipelineRepository(db: Db) {
   // settled the next day) is an adjustment of that day: that day's workbook may already have been sent.
   const appendFromBatch = db.prepare(
     `INSERT INTO ledger_entries (sink, posting_id, version, business_date, received_date, is_adjustment, status,
-       amount_sen, exceptions, created_at)
-     SELECT sink, posting_id, version, business_date, received_date,
-       received_date > business_date, status, amount_sen, exceptions, @at
-     FROM normalised_postings WHERE batch_id = @batchId AND sink = @sink
+       amount_sen, exceptions, created_at, received_at)
+     SELECT sink, posting_id, version, n.business_date, received_date,
+       received_date > n.business_date, status, amount_sen, exceptions, @at, b.received_at
+     FROM normalised_postings n JOIN webhook_batches b ON b.id = n.batch_id
+     WHERE n.batch_id = @batchId AND sink = @sink
      ON CONFLICT (sink, posting_id, version) DO NOTHING`,
   );
 

@@ -1,10 +1,17 @@
 import { callbackJob } from './callback.ts';
 import { ledgerJob } from './ledger.ts';
 import { normaliseJob } from './normalise.ts';
+import { reconEmailJob, reconNightlyJob } from './recon.ts';
 import type { JobDefinition } from './types.ts';
 
 /** Every job of the pipeline; a queue is handled by the first that claims it. */
-export const JOBS: readonly JobDefinition<never>[] = [normaliseJob, ledgerJob, callbackJob];
+export const JOBS: readonly JobDefinition<never>[] = [
+  normaliseJob,
+  ledgerJob,
+  callbackJob,
+  reconNightlyJob,
+  reconEmailJob,
+];
 
 export function jobFor(queue: string): JobDefinition<never> | undefined {
   return JOBS.find((job) => job.handles(queue));

@@ -1,0 +1,63 @@
+import { mkdirSync, writeFileSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+
+export interface MailAttachment {
+  filename: string;
+  path: string;
+  contentType: string;
+}
+
+export interface MailMessage {
+  to: readonly string[];
+  subject: string;
+  text: string;
+  attachments: readonly MailAttachment[];
+}
+
+export interface Mailer {
+  /** Sends one message; resolves with its Message-ID (and the .eml file in file mode), throws on failure. */
+  send(message: MailMessage): Promise<{ messageId: string; file?: string }>;
+  close(): void;
+}
+
+/**
+ * Outgoing e-mail through nodemailer: SMTP when `smtpUrl` is set, otherwise each message is built by
+ * nodemailer's stream transport (the same MIME) and written as an `.eml` file under `dir`, so embedded
+ * mode needs no mail server and a user can open what would have been sent.
+ */
+export function createMailer(options: { smtpUrl: string | undefined; from: string; dir: string }): Mailer {
+  if (options.smtpUrl) {
+    const transport = nodemailer.createTransport(options.smtpUrl);
+    return {
+      async send(message) {
+        const info = await transport.sendMail({
+          from: options.from,
+          ...message,
+          to: [...message.to],
+          attachments: [...message.attachments],
+        });
+        return { messageId: info.messageId };
+      },
+      close: () => transport.close(),
+    };
+  }
+  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  return {
+    async send(message) {
+      const info = await transport.sendMail({
+        from: options.from,
+        ...message,
+        to: [...message.to],
+        attachments: [...message.attachments],
+      });
+      mkdirSync(options.dir, { recursive: true });
+      const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${info.messageId.replace(/[^A-Za-z0-9.-]/g, '')}.eml`;
+      const file = path.join(options.dir, name);
+      writeFileSync(`${file}.tmp`, info.message as Buffer);
+      renameSync(`${file}.tmp`, file);
+      return { messageId: info.messageId, file };
+    },
+    close: () => transport.close(),
+  };
+}

@@ -1,0 +1,97 @@
+import path from 'node:path';
+import type { Deps } from '../../core/deps.ts';
+import { RECON_EMAIL_QUEUE, TEST_SINK } from '../../core/store/index.ts';
+import { businessDate, prevDay } from '../../core/time.ts';
+import { reconEmail } from '../../reports/reconciliation/email.ts';
+import { NotReadyError, reconSinks, recipientsOf, runReconciliation } from '../recon/run-day.ts';
+import { PermanentJobError, type JobDefinition } from './types.ts';
+
+export const RECON_NIGHTLY_QUEUE = 'recon-nightly';
+export { RECON_EMAIL_QUEUE };
+
+export interface ReconNightlyData {
+  /** The business day to reconcile; default the day before the one the job runs in (Kuala Lumpur). */
+  day?: string;
+}
+
+/**
+ * The nightly run: one workbook per agency (and the bank's live-test report) for the day. A sink whose
+ * nightly run exists is skipped, so the job may run twice. A sink the pipeline has not caught up with
+ * fails the job after the others are done, and the retry picks it up.
+ */
+export const reconNightlyJob: JobDefinition<ReconNightlyData> = {
+  name: 'recon-nightly',
+  handles: (queue) => queue === RECON_NIGHTLY_QUEUE,
+  async process(data: ReconNightlyData, deps: Deps): Promise<void> {
+    const day = data.day ?? prevDay(businessDate(deps.clock.now()));
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new PermanentJobError(`bad day ${day}`);
+    const waiting: string[] = [];
+    for (const sink of await reconSinks(deps)) {
+      if (await deps.store.reconRuns.hasNightly(sink, day)) continue;
+      try {
+        await runReconciliation(deps, { sink, day, trigger: 'nightly' });
+      } catch (error) {
+        if (!(error instanceof NotReadyError)) throw error;
+        waiting.push(`${sink}: ${error.message}`);
+      }
+    }
+    if (waiting.length > 0) throw new NotReadyError(waiting.join('; '));
+  },
+};
+
+export interface ReconEmailData {
+  runId: number;
+}
+
+/** E-mails a run's workbook to its recipients; every attempt is recorded, a sent run is never re-sent. */
+export const reconEmailJob: JobDefinition<ReconEmailData> = {
+  name: 'recon-email',
+  handles: (queue) => queue === RECON_EMAIL_QUEUE,
+  async process(data: ReconEmailData, deps: Deps): Promise<void> {
+    const run = typeof data.runId === 'number' ? await deps.store.reconRuns.get(data.runId) : undefined;
+    if (!run) throw new PermanentJobError(`no reconciliation run ${String(data.runId)}`);
+    const deliveries = await deps.store.reconRuns.deliveries(run.id);
+    if (deliveries.some((d) => d.outcome === 'sent')) return;
+    const isTest = run.sink === TEST_SINK;
+    const agency = isTest ? undefined : await deps.store.agencies.get(run.sink);
+    const recipients = recipientsOf(deps, agency?.settings.reportRecipients);
+    if (recipients.length === 0) return;
+    const { subject, text } = reconEmail(run, agency?.name ?? 'the partner bank', isTest);
+    const attempt = deliveries.length + 1;
+    const at = deps.clock.now().toISOString();
+    try {
+      const sent = await deps.mailer.send({
+        to: recipients,
+        subject,
+        text,
+        attachments: [
+          {
+            filename: path.basename(run.file),
+            path: path.resolve(deps.config.dataDir, run.file),
+            contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+          },
+        ],
+      });
+      await deps.store.reconRuns.recordDelivery({
+        runId: run.id,
+        recipients,
+        attempt,
+        at,
+        outcome: 'sent',
+        messageId: sent.messageId,
+        detail: sent.file ? path.relative(deps.config.dataDir, sent.file) : null,
+      });
+    } catch (error) {
+      await deps.store.reconRuns.recordDelivery({
+        runId: run.id,
+        recipients,
+        attempt,
+        at,
+        outcome: 'failed',
+        messageId: null,
+        detail: (error as Error).message.slice(0, 500),
+      });
+      throw error;
+    }
+  },
+};

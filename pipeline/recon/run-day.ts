@@ -1,0 +1,140 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, mkdirSync, renameSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { Deps } from '../../core/deps.ts';
+import { TEST_SINK, type ReconRunRow, type ReconTrigger } from '../../core/store/index.ts';
+import { summarise, type DaySummary } from '../../reports/reconciliation/summary.ts';
+import { writeReconWorkbook } from '../../reports/reconciliation/workbook.ts';
+import { compareWorkbooks } from '../../reports/reconciliation/compare.ts';
+import { EXCEPTION_CODES } from '../normalise/rules.ts';
+
+/** The pipeline has not yet ledgered everything received on the day: try again later (retryable). */
+export class NotReadyError extends Error {
+  override name = 'NotReadyError';
+}
+
+export interface ReconRunResult {
+  run: ReconRunRow;
+  summary: DaySummary;
+  /** The workbook's absolute path. */
+  path: string;
+}
+
+/** The workbook's file name: sink, day and as-of time, so a replay of a run writes the same name. */
+export function workbookName(summary: Pick<DaySummary, 'sink' | 'day' | 'asOf'>): string {
+  const sink = summary.sink === TEST_SINK ? 'BANK-TEST' : summary.sink;
+  const asOf = summary.asOf.replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
+  return `${sink}-${summary.day}-asof-${asOf}.xlsx`;
+}
+
+/** Every sink that gets a workbook: each agency, and the bank's live tests. */
+export async function reconSinks(deps: Deps): Promise<string[]> {
+  const agencies = await deps.store.agencies.list();
+  return [...agencies.map((a) => a.code).sort(), TEST_SINK];
+}
+
+/**
+ * Reconciles one sink's business day: reads it as of the day's cut-off, writes the workbook, records the
+ * run (files, SHA-256, input counts, what changed since the previous run) and, unless it is a replay,
+ * queues the e-mail in the same transaction.
+ */
+export async function runReconciliation(
+  deps: Deps,
+  options: { sink: string; day: string; trigger: ReconTrigger; asOf?: Date; dir?: string },
+): Promise<ReconRunResult> {
+  const startedAt = deps.clock.now().toISOString();
+  const agency = options.sink === TEST_SINK ? undefined : await deps.store.agencies.get(options.sink);
+  if (options.sink !== TEST_SINK && !agency) throw new Error(`no agency ${options.sink}`);
+  // Read as of now (whole seconds, as shown), or as of the run a replay reproduces.
+  const asOf = options.asOf ?? new Date(Math.floor(deps.clock.now().getTime() / 1000) * 1000);
+  const snapshot = deps.store.reconRuns.snapshot(options.sink, options.day, asOf);
+  try {
+    const ready = snapshot.readiness();
+    if (ready.normalised < ready.received || ready.ledgered < ready.forSink) {
+      throw new NotReadyError(
+        `the pipeline has not caught up with ${options.day}: ${ready.received - ready.normalised} version(s) ` +
+          `not normalised, ${ready.forSink - ready.ledgered} not in the ${options.sink} ledger`,
+      );
+    }
+    const summary = summarise(snapshot);
+    const dir = options.dir ?? path.join(deps.config.recon.dir, options.day);
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, workbookName(summary));
+    const partial = `${file}.partial`;
+    await writeReconWorkbook({
+      snapshot,
+      summary,
+      title: agency?.name ?? 'Bank live tests',
+      explanations: EXCEPTION_CODES,
+      file: partial,
+    });
+    renameSync(partial, file);
+
+    const previous = await deps.store.reconRuns.latest(options.sink, options.day);
+    const changes = await describeChanges(deps, previous, summary, file);
+    const recipients = recipientsOf(deps, agency?.settings.reportRecipients);
+    const run = await deps.store.reconRuns.record({
+      sink: options.sink,
+      businessDate: options.day,
+      trigger: options.trigger,
+      asOf: asOf.toISOString(),
+      startedAt,
+      finishedAt: deps.clock.now().toISOString(),
+      fingerprint: summary.fingerprint,
+      file: path.relative(deps.config.dataDir, file),
+      fileSha256: await sha256File(file),
+      fileBytes: statSync(file).size,
+      inputCounts: summary.inputs,
+      totals: headline(summary),
+      changes,
+      email: options.trigger !== 'replay' && recipients.length > 0,
+    });
+    deps.logger.info(
+      { runId: run.id, sink: run.sink, day: run.businessDate, transactions: summary.inputs.transactions },
+      'reconciliation run recorded',
+    );
+    return { run, summary, path: file };
+  } finally {
+    snapshot.close();
+  }
+}
+
+/** Who receives a sink's workbook: the agency's report recipients, or the bank-test recipients. */
+export function recipientsOf(deps: Deps, agencyRecipients: readonly string[] | undefined): string[] {
+  return [...(agencyRecipients ?? deps.config.recon.bankTestRecipients)];
+}
+
+/** The day's headline totals in sen: what the e-mail body and the run listing show. */
+export function headline(summary: DaySummary) {
+  return {
+    success: summary.byStatus.success,
+    pending: summary.byStatus.pending,
+    failed: summary.byStatus.failed,
+    pendingBalances: summary.pending.balances,
+    adjustments: summary.adjustments,
+  };
+}
+
+async function describeChanges(
+  deps: Deps,
+  previous: ReconRunRow | undefined,
+  summary: DaySummary,
+  file: string,
+): Promise<string | null> {
+  if (!previous) return null;
+  if (previous.fingerprint === summary.fingerprint)
+    return `the same records and totals as run ${previous.id} (only the as-of time differs)`;
+  const before = path.resolve(deps.config.dataDir, previous.file);
+  try {
+    const diff = await compareWorkbooks(before, file, 20);
+    return `differs from run ${previous.id}: ${diff.count} cell(s)\n${diff.lines.join('\n')}`;
+  } catch (error) {
+    return `differs from run ${previous.id} (its workbook could not be read: ${(error as Error).message})`;
+  }
+}
+
+export async function sha256File(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}

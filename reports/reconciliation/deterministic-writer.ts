@@ -1,0 +1,39 @@
+import ExcelJS from 'exceljs';
+
+type ZipAppend = (source: unknown, data: Record<string, unknown>) => unknown;
+
+/**
+ * exceljs's streaming workbook writer, made byte-deterministic: the same cells give the same file.
+ *
+ * exceljs stamps every zip entry with the current time (archiver's default entry date) and the document
+ * properties with `new Date()`. This writer pins both to a date the caller chooses (the day's cut-off), so
+ * a re-run or a replay of a day writes the very same bytes. The theme and package parts are appended from
+ * exceljs's constructor through `addThemes`, which is why the pin is installed there: it is the first
+ * method the constructor calls after creating the zip.
+ */
+export class DeterministicWorkbookWriter extends ExcelJS.stream.xlsx.WorkbookWriter {
+  constructor(options: { filename: string; date: Date }) {
+    DeterministicWorkbookWriter.nextDate = options.date;
+    super({ filename: options.filename, useStyles: true, useSharedStrings: false });
+    this.creator = 'amil';
+    this.lastModifiedBy = 'amil';
+    this.created = options.date;
+    this.modified = options.date;
+  }
+
+  /** Handed from the constructor to addThemes, which runs inside super() before `this` is usable. */
+  private static nextDate: Date | undefined;
+
+  override addThemes(): Promise<void> {
+    this.pinEntryDates();
+    return super.addThemes();
+  }
+
+  private pinEntryDates(): void {
+    const date = DeterministicWorkbookWriter.nextDate;
+    if (!date) throw new Error('DeterministicWorkbookWriter needs a date');
+    const zip = (this as unknown as { zip: { append: ZipAppend } }).zip;
+    const append = zip.append.bind(zip);
+    zip.append = (source, data) => append(source, { ...data, date });
+  }
+}

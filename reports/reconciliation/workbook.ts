@@ -1,0 +1,355 @@
+import { formatKl } from '../../core/time.ts';
+import { TEST_SINK } from '../../core/store/index.ts';
+import type {
+  ReconChannel,
+  ReconItem,
+  ReconMovement,
+  ReconSnapshot,
+} from '../../core/store/recon-snapshot.ts';
+import { DeterministicWorkbookWriter } from './deterministic-writer.ts';
+import {
+  canonicalType,
+  collectedDelta,
+  STATUSES,
+  type BreakdownLine,
+  type DaySummary,
+  type Total,
+} from './summary.ts';
+
+export interface WorkbookInput {
+  snapshot: ReconSnapshot;
+  summary: DaySummary;
+  /** The agency's name (or the bank test report's title). */
+  title: string;
+  /** Plain-language explanation of each exception code. */
+  explanations: Readonly<Record<string, string>>;
+  file: string;
+}
+
+export const SHEETS = ['Summary', 'Transactions', 'Exceptions', 'Pending', 'Adjustments'] as const;
+
+const MONEY = '#,##0.00';
+const CHANNEL_LABEL: Record<ReconChannel, string> = {
+  bank: 'Bank posting',
+  fpx: 'Checkout FPX',
+  card: 'Checkout card',
+  ewallet: 'Checkout e-wallet',
+};
+/** Money cells are numbers in ringgit, computed from integer sen only here, at the edge. */
+const rm = (sen: number | null): number | null => (sen === null ? null : sen / 100);
+const kl = (utcIso: string): string => formatKl(new Date(utcIso));
+const codes = (json: string): string[] => JSON.parse(json) as string[];
+
+interface Column {
+  header: string;
+  width: number;
+  money?: boolean;
+  numFmt?: string;
+}
+
+/**
+ * Writes one sink's reconciliation workbook for one day with exceljs's streaming writer, so a day of a
+ * million rows never sits in memory. Same snapshot, same bytes (see DeterministicWorkbookWriter).
+ */
+export async function writeReconWorkbook(input: WorkbookInput): Promise<void> {
+  const { snapshot, summary } = input;
+  const workbook = new DeterministicWorkbookWriter({ filename: input.file, date: new Date(summary.asOf) });
+
+  writeSummary(workbook, input);
+
+  await table(workbook, 'Transactions', TRANSACTION_COLUMNS, snapshot.transactions(), transactionRow);
+
+  const flagged = (function* () {
+    for (const item of snapshot.transactions()) if (item.exceptions !== '[]') yield item;
+  })();
+  await table(
+    workbook,
+    'Exceptions',
+    EXCEPTION_COLUMNS,
+    exceptionRows(flagged, snapshot, input.explanations),
+    (r) => r,
+  );
+
+  const asOf = new Date(summary.asOf).getTime();
+  await table(workbook, 'Pending', PENDING_COLUMNS, snapshot.pending('closing'), (item) => [
+    item.orderNo,
+    kl(item.timeUtc),
+    item.businessDate,
+    CHANNEL_LABEL[item.channel],
+    item.name,
+    item.email,
+    rm(item.amountSen),
+    Math.floor((asOf - new Date(item.timeUtc).getTime()) / 3_600_000) / 24,
+  ]);
+
+  const earlier = (function* () {
+    for (const move of snapshot.movements()) if (move.businessDate < snapshot.day) yield move;
+  })();
+  await table(workbook, 'Adjustments', ADJUSTMENT_COLUMNS, earlier, adjustmentRow);
+
+  await workbook.commit();
+}
+
+const TRANSACTION_COLUMNS: Column[] = [
+  { header: 'Order no', width: 22 },
+  { header: 'Time (UTC+8)', width: 20 },
+  { header: 'Channel', width: 18 },
+  { header: 'Payer name', width: 28 },
+  { header: 'Email', width: 30 },
+  { header: 'IC no', width: 15 },
+  { header: 'Phone', width: 14 },
+  { header: 'Type (raw)', width: 20 },
+  { header: 'Type', width: 18 },
+  { header: 'State', width: 16 },
+  { header: 'Year', width: 8 },
+  { header: 'Amount (RM)', width: 14, money: true },
+  { header: 'Add charge (RM)', width: 14, money: true },
+  { header: 'Rate (RM)', width: 11, money: true },
+  { header: 'Dependants', width: 11 },
+  { header: 'Status', width: 10 },
+  { header: 'Version', width: 9 },
+  { header: 'Exception codes', width: 34 },
+];
+
+function transactionRow(item: ReconItem): unknown[] {
+  return [
+    item.orderNo,
+    kl(item.timeUtc),
+    CHANNEL_LABEL[item.channel],
+    item.name,
+    item.email,
+    item.icNo,
+    item.phone,
+    item.typeRaw,
+    canonicalType(item),
+    item.state,
+    item.year,
+    rm(item.amountSen),
+    rm(item.addChargeSen),
+    rm(item.rateSen),
+    item.dependants,
+    item.status,
+    item.version,
+    codes(item.exceptions).join(' '),
+  ];
+}
+
+const EXCEPTION_COLUMNS: Column[] = [
+  { header: 'Order no', width: 22 },
+  { header: 'Kind', width: 12 },
+  { header: 'Channel', width: 18 },
+  { header: 'Time (UTC+8)', width: 20 },
+  { header: 'Amount (RM)', width: 14, money: true },
+  { header: 'Reason codes', width: 34 },
+  { header: 'Explanation', width: 70 },
+  { header: 'Stored version', width: 50 },
+  { header: 'Incoming version', width: 50 },
+];
+
+function* exceptionRows(
+  flagged: Iterable<ReconItem>,
+  snapshot: ReconSnapshot,
+  explanations: Readonly<Record<string, string>>,
+): Generator<unknown[]> {
+  for (const item of flagged) {
+    const list = codes(item.exceptions);
+    yield [
+      item.orderNo,
+      'flagged',
+      CHANNEL_LABEL[item.channel],
+      kl(item.timeUtc),
+      rm(item.amountSen),
+      list.join(' '),
+      list.map((code) => explanations[code] ?? code).join(' '),
+      null,
+      null,
+    ];
+  }
+  for (const anomaly of snapshot.anomalies()) {
+    yield [
+      anomaly.orderNo,
+      'anomaly',
+      CHANNEL_LABEL[anomaly.channel],
+      kl(anomaly.seenAt),
+      null,
+      'ANOMALY',
+      `Received a version that contradicts the stored one (${anomaly.reason}); the stored version was kept.`,
+      anomaly.stored,
+      anomaly.incoming,
+    ];
+  }
+}
+
+const PENDING_COLUMNS: Column[] = [
+  { header: 'Order no', width: 22 },
+  { header: 'Time (UTC+8)', width: 20 },
+  { header: 'Business day', width: 12 },
+  { header: 'Channel', width: 18 },
+  { header: 'Payer name', width: 28 },
+  { header: 'Email', width: 30 },
+  { header: 'Amount (RM)', width: 14, money: true },
+  { header: 'Age at as-of (days)', width: 18, numFmt: '0.00' },
+];
+
+const ADJUSTMENT_COLUMNS: Column[] = [
+  { header: 'Order no', width: 22 },
+  { header: 'Business day', width: 12 },
+  { header: 'Received (UTC+8)', width: 20 },
+  { header: 'Channel', width: 18 },
+  { header: 'Previous status', width: 15 },
+  { header: 'New status', width: 12 },
+  { header: 'Previous amount (RM)', width: 19, money: true },
+  { header: 'New amount (RM)', width: 16, money: true },
+  { header: 'Change to collected (RM)', width: 22, money: true },
+];
+
+function adjustmentRow(move: ReconMovement): unknown[] {
+  return [
+    move.orderNo,
+    move.businessDate,
+    kl(move.receivedAt),
+    CHANNEL_LABEL[move.channel],
+    move.beforeStatus ?? '(not received before)',
+    move.status,
+    rm(move.beforeAmountSen),
+    rm(move.amountSen),
+    rm(collectedDelta(move)),
+  ];
+}
+
+/** A sheet of rows with a bold frozen header, filters over every row, widths and money formats. */
+async function table<T>(
+  workbook: DeterministicWorkbookWriter,
+  name: string,
+  columns: readonly Column[],
+  items: Iterable<T>,
+  toRow: (item: T) => unknown[],
+): Promise<void> {
+  const sheet = workbook.addWorksheet(name, { views: [{ state: 'frozen', ySplit: 1 }] });
+  sheet.columns = columns.map((c, i) => ({
+    key: String(i),
+    width: c.width,
+    style: c.money ? { numFmt: MONEY } : c.numFmt ? { numFmt: c.numFmt } : {},
+  }));
+  const header = sheet.addRow(columns.map((c) => c.header));
+  header.font = { bold: true };
+  header.commit();
+  let rows = 1;
+  for (const item of items) {
+    sheet.addRow(toRow(item)).commit();
+    rows += 1;
+    // Let the zip stream drain, so memory stays flat however long the day.
+    if (rows % 2000 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  sheet.autoFilter = { from: { row: 1, column: 1 }, to: { row: rows, column: columns.length } };
+  sheet.commit();
+}
+
+function writeSummary(workbook: DeterministicWorkbookWriter, input: WorkbookInput): void {
+  const { summary } = input;
+  const sheet = workbook.addWorksheet('Summary', { views: [{ state: 'frozen', ySplit: 1 }] });
+  sheet.columns = [{ width: 34 }, ...Array.from({ length: 8 }, () => ({ width: 16 }))];
+  const line = (values: unknown[], options: { bold?: boolean; money?: number[] } = {}) => {
+    const row = sheet.addRow(values);
+    if (options.bold) row.font = { bold: true };
+    for (const col of options.money ?? []) row.getCell(col).numFmt = MONEY;
+    row.commit();
+  };
+  const totalCells = (t: Total) => [t.count, rm(t.sumSen)];
+  const isTest = summary.sink === TEST_SINK;
+
+  line([isTest ? 'Bank live-test report' : 'Reconciliation workbook', input.title], { bold: true });
+  line(['Agency', isTest ? 'BANK (live tests, not zakat)' : summary.sink]);
+  line(['Business day (Asia/Kuala_Lumpur)', summary.day]);
+  line(['Run id', summary.runId]);
+  line(['Generated at: data as of (UTC+8)', kl(summary.asOf)]);
+  line(['Changes read from (UTC+8)', kl(input.snapshot.start)]);
+  line(['Content fingerprint (SHA-256)', summary.fingerprint]);
+  line([]);
+  if (summary.inputs.transactions === 0) {
+    line(['No postings or payments on this day.'], { bold: true });
+    line([]);
+  }
+  line(['Input counts', 'Count'], { bold: true });
+  line(['Transactions of the day', summary.inputs.transactions]);
+  line(['Flagged transactions', summary.inputs.flagged]);
+  line(['Anomalies received', summary.inputs.anomalies]);
+  line(['Changes received during the day', summary.inputs.movements]);
+  line(['Adjustments to earlier days', summary.inputs.adjustments]);
+  line(['Pending at as-of', summary.inputs.pendingClosing]);
+  line([]);
+
+  line(['By status', 'Count', 'Amount (RM)'], { bold: true });
+  for (const status of STATUSES) line([status, ...totalCells(summary.byStatus[status])], { money: [3] });
+  const all = STATUSES.reduce(
+    (t, s) => ({
+      count: t.count + summary.byStatus[s].count,
+      sumSen: t.sumSen + summary.byStatus[s].sumSen,
+    }),
+    { count: 0, sumSen: 0 },
+  );
+  line(['total', ...totalCells(all)], { bold: true, money: [3] });
+  line([]);
+
+  const breakdown = (title: string, lines: BreakdownLine[]) => {
+    line(
+      [
+        title,
+        'Count',
+        'Amount (RM)',
+        'Success',
+        'Success (RM)',
+        'Pending',
+        'Pending (RM)',
+        'Failed',
+        'Failed (RM)',
+      ],
+      { bold: true },
+    );
+    for (const l of lines)
+      line(
+        [
+          l.key,
+          ...totalCells(l.all),
+          ...totalCells(l.success),
+          ...totalCells(l.pending),
+          ...totalCells(l.failed),
+        ],
+        {
+          money: [3, 5, 7, 9],
+        },
+      );
+    line([]);
+  };
+  breakdown('By zakat type', summary.byType);
+  breakdown('By state', summary.byState);
+  breakdown(
+    'By channel',
+    summary.byChannel.map((l) => ({ ...l, key: CHANNEL_LABEL[l.key as ReconChannel] })),
+  );
+
+  const roll = summary.pending;
+  line(['Pending roll', 'Count', 'Amount (RM)'], { bold: true });
+  line(['Opening (pending at the start of the day)', ...totalCells(roll.opening)], { money: [3] });
+  line(['+ became pending', ...totalCells(roll.added)], { money: [3] });
+  line(['- pending that succeeded', ...totalCells(roll.succeeded)], { money: [3] });
+  line(['- pending that failed', ...totalCells(roll.failed)], { money: [3] });
+  line(['+/- amount changes of pending items', ...totalCells(roll.amountChanges)], { money: [3] });
+  line(['Closing (pending at as-of)', ...totalCells(roll.closing)], { bold: true, money: [3] });
+  line(['Check: opening + movements = closing', roll.balances ? 'balances' : 'DOES NOT BALANCE'], {
+    bold: true,
+  });
+  line([]);
+  line(['Adjustments to earlier days', 'Count', 'Change to collected (RM)'], { bold: true });
+  line(
+    [
+      'Status changes and late arrivals',
+      summary.adjustments.count,
+      rm(summary.adjustments.collectedDeltaSen),
+    ],
+    {
+      money: [3],
+    },
+  );
+  sheet.commit();
+}
