@@ -21,7 +21,7 @@ import { createInProcessRelay } from '../pipeline/relay.ts';
 import type { PipelineRuntime } from '../pipeline/runtime.ts';
 import { runMain } from './run-main.ts';
 import { startWorker } from './start-worker.ts';
-import { reconSinks, runReconciliation } from '../pipeline/recon/run-day.ts';
+import { asOfNow, reconSinks, runReconciliation } from '../pipeline/recon/run-day.ts';
 
 const program = new Command('amil')
   .description(
@@ -542,12 +542,18 @@ recon
   .action(async (opts: { day: string; agency?: string }) => {
     const d = getDeps();
     const sinks = opts.agency ? [sinkOf(opts.agency)] : await reconSinks(d);
+    const asOf = asOfNow(d);
     for (const sink of sinks) {
       const {
         run,
         summary,
         path: file,
-      } = await runReconciliation(d, { sink, day: opts.day, trigger: 'manual' });
+      } = await runReconciliation(d, {
+        sink,
+        day: opts.day,
+        trigger: 'manual',
+        asOf,
+      });
       print(
         `run ${run.id} ${sinkName(sink)} ${opts.day}: ${summary.inputs.transactions} transaction(s), ` +
           `collected RM ${formatSen(summary.byStatus.success.sumSen)}, pending roll ${summary.pending.balances ? 'balances' : 'DOES NOT BALANCE'}`,

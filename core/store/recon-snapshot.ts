@@ -65,7 +65,8 @@ export interface ReconReadiness {
 /** How far back a checkout payment can still be pending (they expire after PENDING_EXPIRY_MS, 2 h). */
 const CHECKOUT_PENDING_LOOKBACK_DAYS = 31;
 
-const BANK_ITEM_COLUMNS = `n.orderno AS orderNo, 'bank' AS channel, n.time_utc AS timeUtc,
+// A posting's time is its first version's (a settlement's new time does not move it in the list).
+const BANK_ITEM_COLUMNS = `n.orderno AS orderNo, 'bank' AS channel, bp.time_utc AS timeUtc,
   l.business_date AS businessDate, n.name, n.email, n.ic_no AS icNo, n.phone, n.type_raw AS typeRaw,
   n.state, n.year, n.amount_sen AS amountSen, 0 AS addChargeSen, n.rate_sen AS rateSen, n.dependants,
   n.status, n.exceptions, l.version`;
@@ -159,8 +160,9 @@ export class ReconSnapshot {
       .prepare<Record<string, unknown>, ReconItem>(
         `SELECT ${BANK_ITEM_COLUMNS}
          FROM ledger_entries l JOIN normalised_postings n ON n.posting_id = l.posting_id AND n.version = l.version
+         JOIN bank_postings bp ON bp.id = l.posting_id
          WHERE l.sink = @sink AND l.business_date = @day AND l.received_at < @asOf AND ${LATEST_AT('@asOf')}
-         ORDER BY n.time_utc, n.orderno`,
+         ORDER BY bp.time_utc, n.orderno`,
       )
       .iterate(this.params);
     yield* mergeByTime(bank, rows);
@@ -183,9 +185,10 @@ export class ReconSnapshot {
       .prepare<Record<string, unknown>, ReconItem>(
         `SELECT ${BANK_ITEM_COLUMNS}
          FROM ledger_entries l JOIN normalised_postings n ON n.posting_id = l.posting_id AND n.version = l.version
+         JOIN bank_postings bp ON bp.id = l.posting_id
          WHERE l.sink = @sink AND l.status = 'pending' AND l.received_at < @at AND l.business_date <= @day
            AND ${LATEST_AT('@at')}
-         ORDER BY n.time_utc, n.orderno`,
+         ORDER BY bp.time_utc, n.orderno`,
       )
       .iterate(params);
     yield* mergeByTime(bank, rows);
@@ -223,7 +226,7 @@ export class ReconSnapshot {
              AND x.posting_id = l.posting_id AND x.received_at < @start)
          WHERE l.sink = @sink AND l.received_at >= @start AND l.received_at < @asOf AND l.business_date <= @day
            AND ${LATEST_AT('@asOf')}
-         ORDER BY l.business_date, n.time_utc, n.orderno`,
+         ORDER BY l.business_date, n.orderno, l.version`,
       )
       .iterate(params);
     if (this.agency === null) return;

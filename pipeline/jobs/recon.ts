@@ -3,7 +3,7 @@ import type { Deps } from '../../core/deps.ts';
 import { RECON_EMAIL_QUEUE, TEST_SINK } from '../../core/store/index.ts';
 import { businessDate, prevDay } from '../../core/time.ts';
 import { reconEmail } from '../../reports/reconciliation/email.ts';
-import { NotReadyError, reconSinks, recipientsOf, runReconciliation } from '../recon/run-day.ts';
+import { asOfNow, NotReadyError, reconSinks, recipientsOf, runReconciliation } from '../recon/run-day.ts';
 import { PermanentJobError, type JobDefinition } from './types.ts';
 
 export const RECON_NIGHTLY_QUEUE = 'recon-nightly';
@@ -26,10 +26,11 @@ export const reconNightlyJob: JobDefinition<ReconNightlyData> = {
     const day = data.day ?? prevDay(businessDate(deps.clock.now()));
     if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new PermanentJobError(`bad day ${day}`);
     const waiting: string[] = [];
+    const asOf = asOfNow(deps); // one as-of for every sink of the night
     for (const sink of await reconSinks(deps)) {
       if (await deps.store.reconRuns.hasNightly(sink, day)) continue;
       try {
-        await runReconciliation(deps, { sink, day, trigger: 'nightly' });
+        await runReconciliation(deps, { sink, day, trigger: 'nightly', asOf });
       } catch (error) {
         if (!(error instanceof NotReadyError)) throw error;
         waiting.push(`${sink}: ${error.message}`);

@@ -45,8 +45,7 @@ export async function runReconciliation(
   const startedAt = deps.clock.now().toISOString();
   const agency = options.sink === TEST_SINK ? undefined : await deps.store.agencies.get(options.sink);
   if (options.sink !== TEST_SINK && !agency) throw new Error(`no agency ${options.sink}`);
-  // Read as of now (whole seconds, as shown), or as of the run a replay reproduces.
-  const asOf = options.asOf ?? new Date(Math.floor(deps.clock.now().getTime() / 1000) * 1000);
+  const asOf = options.asOf ?? asOfNow(deps);
   const snapshot = deps.store.reconRuns.snapshot(options.sink, options.day, asOf);
   try {
     const ready = snapshot.readiness();
@@ -97,6 +96,11 @@ export async function runReconciliation(
   } finally {
     snapshot.close();
   }
+}
+
+/** Now, in whole seconds (as the workbook shows it): the as-of time of a run that is not a replay. */
+export function asOfNow(deps: Deps): Date {
+  return new Date(Math.floor(deps.clock.now().getTime() / 1000) * 1000);
 }
 
 /** Who receives a sink's workbook: the agency's report recipients, or the bank-test recipients. */

@@ -275,7 +275,7 @@ function writeSummary(workbook: DeterministicWorkbookWriter, input: WorkbookInpu
   line(['Flagged transactions', summary.inputs.flagged]);
   line(['Anomalies received', summary.inputs.anomalies]);
   line(['Changes received during the day', summary.inputs.movements]);
-  line(['Adjustments to earlier days', summary.inputs.adjustments]);
+  line(['Changes to earlier days (adjustments)', summary.inputs.adjustments]);
   line(['Pending at as-of', summary.inputs.pendingClosing]);
   line([]);
 
