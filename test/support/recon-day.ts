@@ -285,7 +285,7 @@ export function generateDay(postings: number, seed = 20261120): GeneratedDay {
         type: p.category.replace(/-/g, '_').replace('zakat_fitrah', 'fitrah'),
         state: '(none)',
         flagged: false,
-        versions: results.map(([at, code]) => ({ at, status: statusOfCode(code) as Status })),
+        versions: results.map(([at, code]) => ({ at, status: statusOfCode(code) })),
       });
     }
   };
