@@ -1,0 +1,163 @@
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { SMTPServer } from 'smtp-server';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { fixedClock } from '../../core/clock.ts';
+import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { runReconciliation } from '../../pipeline/recon/run-day.ts';
+import { reconNightlyJob } from '../../pipeline/jobs/recon.ts';
+import { startApp, type TestApp } from '../helpers.ts';
+import { AS_OF, DAY, generateDay } from '../support/recon-day.ts';
+import { readWorkbook, sen, summaryOf } from '../support/workbook.ts';
+import { formatSen } from '../../core/money.ts';
+
+/** A real SMTP server on a loopback port; it refuses the first `refuse` messages with a 451. */
+async function startSmtp(t: TestContext, refuse = 0) {
+  const received: { to: string[]; mail: ParsedMail }[] = [];
+  let refused = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        if (refused < refuse) {
+          refused += 1;
+          const error = Object.assign(new Error('Try again later'), { responseCode: 451 });
+          callback(error);
+          return;
+        }
+        simpleParser(Buffer.concat(chunks)).then(
+          (mail) => {
+            received.push({ to: session.envelope.rcptTo.map((r) => r.address), mail });
+            callback();
+          },
+          (err: Error) => callback(err),
+        );
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { port } = server.server.address() as { port: number };
+  return { url: `smtp://127.0.0.1:${port}`, received };
+}
+
+async function loadDay(t: TestContext, env: Record<string, string>): Promise<TestApp> {
+  const clock = fixedClock('2026-11-18T00:00:00Z');
+  const app = await startApp(t, { LOG_LEVEL: 'warn', ...env }, { clock });
+  for (const batch of generateDay(120).batches) {
+    clock.set(batch.at);
+    assert.equal((await app.postBatch({ transactions: batch.records })).status, 200);
+  }
+  clock.set(AS_OF);
+  return app;
+}
+
+const drain = async (app: TestApp) => {
+  const relay = createInProcessRelay(app.deps, { pollMs: 10, maxAttempts: 5, backoffMs: 10 });
+  await relay.drain();
+  await relay.stop();
+};
+
+test('the workbook is e-mailed over SMTP to the agency, retried, every delivery recorded', async (t) => {
+  const smtp = await startSmtp(t, 1);
+  const app = await loadDay(t, { SMTP_URL: smtp.url, MAIL_FROM: 'amil <recon@amil.test>' });
+  await drain(app);
+  const { run, summary } = await runReconciliation(app.deps, {
+    sink: 'LZS',
+    day: DAY,
+    trigger: 'manual',
+    asOf: AS_OF,
+  });
+  await drain(app); // the server answers 451: the attempt is recorded and retried later
+  assert.equal(smtp.received.length, 0);
+  (app.deps.clock as ReturnType<typeof fixedClock>).set(new Date(AS_OF.getTime() + 60_000));
+  await drain(app);
+
+  assert.equal(smtp.received.length, 1);
+  const { to, mail } = smtp.received[0]!;
+  assert.deepEqual(to, ['kewangan@lzs.example.my']);
+  assert.deepEqual(mail.from?.value, [{ name: 'amil', address: 'recon@amil.test' }]);
+  assert.equal(mail.subject, `Zakat reconciliation ${DAY}: Lembaga Zakat Selangor`);
+  // The body carries the day's headline totals.
+  assert.match(
+    mail.text ?? '',
+    new RegExp(
+      `Collected \\(success\\): ${summary.byStatus.success.count} transaction\\(s\\), RM ${formatSen(summary.byStatus.success.sumSen).replace('.', '\\.')}`,
+    ),
+  );
+  assert.match(mail.text ?? '', /Pending roll \(opening \+ movements = closing\): balances/);
+
+  // The attachment is the run's workbook, byte for byte, and opens with exceljs.
+  assert.equal(mail.attachments.length, 1);
+  const attachment = mail.attachments[0]!;
+  assert.equal(attachment.filename, path.basename(run.file));
+  assert.equal(attachment.contentType, 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+  assert.ok(attachment.content.equals(readFileSync(path.join(app.dataDir, run.file))));
+  const book = await readWorkbook(attachment.content);
+  const s = summaryOf(book.sheet('Summary'));
+  assert.equal(sen(s.table('By status').get('success')?.[1]), summary.byStatus.success.sumSen);
+
+  const deliveries = await app.deps.store.reconRuns.deliveries(run.id);
+  assert.deepEqual(
+    deliveries.map((d) => [d.attempt, d.outcome]),
+    [
+      [1, 'failed'],
+      [2, 'sent'],
+    ],
+  );
+  assert.match(deliveries[0]!.detail ?? '', /451/);
+  assert.equal(deliveries[1]!.messageId, mail.messageId);
+
+  // A second run of the job for the same run sends nothing more.
+  await app.deps.store.outbox.enqueue('recon-email', 'recon-email.again', { runId: run.id }, new Date());
+  await drain(app);
+  assert.equal(smtp.received.length, 1);
+});
+
+test('without SMTP_URL the e-mail is written as an .eml file under DATA_DIR/mail', async (t) => {
+  const app = await loadDay(t, {});
+  await drain(app);
+  const { run } = await runReconciliation(app.deps, {
+    sink: 'PPZ',
+    day: DAY,
+    trigger: 'manual',
+    asOf: AS_OF,
+  });
+  await drain(app);
+  const dir = path.join(app.dataDir, 'mail');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.eml'));
+  assert.equal(files.length, 1);
+  const mail = await simpleParser(readFileSync(path.join(dir, files[0]!)));
+  assert.equal(mail.subject, `Zakat reconciliation ${DAY}: Pusat Pungutan Zakat MAIWP`);
+  assert.equal(mail.attachments[0]?.filename, path.basename(run.file));
+  const [delivery] = await app.deps.store.reconRuns.deliveries(run.id);
+  assert.equal(delivery?.outcome, 'sent');
+  assert.equal(delivery?.detail, path.join('mail', files[0]!));
+});
+
+test('the nightly job builds every agency and the bank test report once, for the day before', async (t) => {
+  const app = await loadDay(t, { BANK_TEST_RECIPIENTS: 'ops@bank.example.my' });
+  await drain(app);
+  (app.deps.clock as ReturnType<typeof fixedClock>).set(AS_OF);
+  await reconNightlyJob.process({}, app.deps);
+  await reconNightlyJob.process({}, app.deps); // runs again (a retry): nothing new
+  const runs = await app.deps.store.reconRuns.list({ limit: 10 });
+  assert.deepEqual(runs.map((r) => [r.sink, r.businessDate, r.trigger]).sort(), [
+    ['#test', DAY, 'nightly'],
+    ['LZS', DAY, 'nightly'],
+    ['PPZ', DAY, 'nightly'],
+  ]);
+  assert.ok(
+    runs.every((r) => r.asOf === AS_OF.toISOString()),
+    'one as-of for the night',
+  );
+  await drain(app);
+  const mails = readdirSync(path.join(app.dataDir, 'mail'));
+  assert.equal(mails.length, 3, 'each agency and the bank test recipients');
+});
