@@ -218,3 +218,71 @@ export interface Problem {
    */
   errors_truncated?: boolean;
 }
+/**
+ * An agency's reconciliation runs, newest business day first. Each run is one workbook of one business day, read as of an instant (as_of): versions received later are not in it.
+ */
+export interface ReconciliationRuns {
+  status: 'OK';
+  data: Run[];
+}
+export interface Run {
+  run_id: number;
+  agency: string;
+  business_date: string;
+  trigger: 'nightly' | 'manual' | 'replay';
+  /**
+   * The instant the day was read as of.
+   */
+  as_of: string;
+  finished_at: string;
+  /**
+   * SHA-256 of the records and totals shown; equal for two runs that read the same records.
+   */
+  fingerprint: string;
+  workbook: {
+    /**
+     * GET it with the same credentials.
+     */
+    url: string;
+    file_name: string;
+    sha256: string;
+    bytes: number;
+  };
+  input_counts: {
+    [k: string]: number;
+  };
+  totals: {
+    success: Total;
+    pending: Total;
+    failed: Total;
+    /**
+     * Whether pending at the start of the day + the day's movements = pending at as-of.
+     */
+    pending_roll_balances: boolean;
+    adjustments: {
+      count: number;
+      change_to_collected: string;
+    };
+  };
+  /**
+   * The run of the same day before this one.
+   */
+  previous_run: number | null;
+  /**
+   * What differs from the previous run, cell by cell.
+   */
+  changes: string | null;
+  deliveries: {
+    attempt: number;
+    at: string;
+    outcome: 'sent' | 'failed';
+    recipients: string[];
+  }[];
+}
+export interface Total {
+  count: number;
+  /**
+   * Ringgit with 2 decimals.
+   */
+  amount: string;
+}

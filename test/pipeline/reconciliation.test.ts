@@ -1,16 +1,16 @@
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fixedClock } from '../../core/clock.ts';
 import { TEST_SINK } from '../../core/store/index.ts';
-import { statusOfCode } from '../../core/payments/status.ts';
 import { createInProcessRelay } from '../../pipeline/relay.ts';
 import { runReconciliation } from '../../pipeline/recon/run-day.ts';
 import { SHEETS } from '../../reports/reconciliation/workbook.ts';
 import { compareWorkbooks } from '../../reports/reconciliation/compare.ts';
-import { startApp, tempDir, type TestApp } from '../helpers.ts';
-import { AS_OF, DAY, generateDay, truthOf, type GeneratedDay, type Total } from '../support/recon-day.ts';
+import { startApp, tempDir } from '../helpers.ts';
+import { AS_OF, DAY, generateDay, truthOf, type Total } from '../support/recon-day.ts';
+import { loadDay } from '../support/recon-load.ts';
 import { readWorkbook, sen, summaryOf, type Cell } from '../support/workbook.ts';
 
 const CHANNEL: Record<string, string> = {
@@ -20,55 +20,6 @@ const CHANNEL: Record<string, string> = {
   ewallet: 'Checkout e-wallet',
 };
 
-/** Posts the generated day through the real webhook and checkout store, each at its own time. */
-async function load(t: TestContext, generated: GeneratedDay): Promise<TestApp> {
-  const clock = fixedClock('2026-11-18T00:00:00Z');
-  const app = await startApp(t, { LOG_LEVEL: 'warn' }, { clock });
-  const relay = createInProcessRelay(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 10 });
-  for (const batch of generated.batches) {
-    clock.set(batch.at);
-    const response = await app.postBatch({ transactions: batch.records });
-    assert.equal(response.status, 200, await response.clone().text());
-  }
-  const { checkout } = app.deps.store;
-  for (const plan of generated.checkout) {
-    const at = plan.createdAt.toISOString();
-    await checkout.createOrder({
-      orderNo: plan.orderNo,
-      agencyCode: 'LZS',
-      refNo: `REF-${plan.orderNo}`,
-      extraData: null,
-      paymentCategory: plan.category,
-      amountSen: plan.amountSen,
-      email: `${plan.orderNo.toLowerCase()}@example.my`,
-      returnUrl: '',
-      formToken: 'token',
-      at,
-    });
-    if (!plan.method) continue;
-    await checkout.startAttempt(plan.orderNo, {
-      paymentMethod: plan.method,
-      bankId: null,
-      bankName: null,
-      addChargeSen: 0,
-      acquirerRef: `ACQ-${plan.orderNo}`,
-      at,
-    });
-    for (const result of plan.results) {
-      await checkout.settle(
-        plan.orderNo,
-        { status: statusOfCode(result.code), code: result.code, txnId: 'T', txnTime: at, source: 'test' },
-        result.at.toISOString(),
-        () => undefined,
-      );
-    }
-  }
-  clock.set(AS_OF);
-  await relay.drain();
-  await relay.stop();
-  return app;
-}
-
 const pair = (total: Total): [number, number] => [total.count, total.sumSen];
 const cells = (row: Cell[] | undefined, from: number): [number, number] => [
   Number(row?.[from]),
@@ -77,7 +28,7 @@ const cells = (row: Cell[] | undefined, from: number): [number, number] => [
 
 test('every control total of every workbook equals the generated truth to the sen', async (t) => {
   const generated = generateDay(3000);
-  const app = await load(t, generated);
+  const app = await loadDay(t, generated);
   const dir = tempDir(t);
 
   for (const sink of ['LZS', 'PPZ', TEST_SINK]) {
@@ -182,7 +133,7 @@ test('every control total of every workbook equals the generated truth to the se
 
 test('live-test entries never appear in an agency workbook; they have their own bank test report', async (t) => {
   const generated = generateDay(300);
-  const app = await load(t, generated);
+  const app = await loadDay(t, generated);
   const dir = tempDir(t);
   const testOrders = new Set(generated.items.filter((i) => i.sink === TEST_SINK).map((i) => i.id));
   for (const sink of ['LZS', 'PPZ']) {
@@ -213,7 +164,7 @@ test('live-test entries never appear in an agency workbook; they have their own 
 
 test('the same day read as of the same time gives byte-identical workbooks; a re-run reports what changed', async (t) => {
   const generated = generateDay(400);
-  const app = await load(t, generated);
+  const app = await loadDay(t, generated);
   const first = await runReconciliation(app.deps, {
     sink: 'PPZ',
     day: DAY,
