@@ -11,6 +11,7 @@ import { pipelineRepository } from './pipeline.ts';
 import { checkoutRepository } from './checkout.ts';
 import { sandboxRepository } from './sandbox.ts';
 import { reconRunsRepository } from './recon-runs.ts';
+import { reconArchiveRepository } from './recon-archive.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
 export { NORMALISE_QUEUE } from './bank-postings.ts';
@@ -33,6 +34,7 @@ export { CALLBACK_QUEUE, callbackJobId } from './checkout.ts';
 export type { SandboxPayment } from './sandbox.ts';
 export type { ReconRunRow, ReconDelivery, ReconTrigger, NewReconRun } from './recon-runs.ts';
 export { RECON_EMAIL_QUEUE, reconEmailJobId } from './recon-runs.ts';
+export type { ArchivedBatch, ArchivedPayment } from './recon-archive.ts';
 export type {
   ReconItem,
   ReconMovement,
@@ -64,6 +66,7 @@ export interface Store {
   readonly checkout: ReturnType<typeof checkoutRepository>;
   readonly sandbox: ReturnType<typeof sandboxRepository>;
   readonly reconRuns: ReturnType<typeof reconRunsRepository>;
+  readonly reconArchive: ReturnType<typeof reconArchiveRepository>;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
   close(): void;
@@ -86,6 +89,7 @@ export function openStore(file: string): Store {
     checkout: checkoutRepository(db),
     sandbox: sandboxRepository(db),
     reconRuns: reconRunsRepository(db, file),
+    reconArchive: reconArchiveRepository(db),
     async ping() {
       db.prepare('SELECT 1').get();
     },

@@ -73,7 +73,8 @@ const BANK_ITEM_COLUMNS = `n.orderno AS orderNo, 'bank' AS channel, bp.time_utc 
 const CHECKOUT_ITEM_COLUMNS = `p.order_no AS orderNo, p.payment_method AS channel, p.created_at AS timeUtc,
   NULL AS name, p.email, NULL AS icNo, NULL AS phone, p.payment_category AS typeRaw,
   NULL AS state, NULL AS year, p.amount_sen AS amountSen, p.add_charge_sen AS addChargeSen,
-  NULL AS rateSen, NULL AS dependants, e.status, '[]' AS exceptions, e.id AS version`;
+  NULL AS rateSen, NULL AS dependants, e.status, '[]' AS exceptions, (SELECT count(*) FROM payment_events x WHERE x.order_no = p.order_no
+    AND x.source <> 'checkout' AND x.id <= e.id) AS version`;
 /** The posting's latest ledger version received before @at. */
 const LATEST_AT = (at: string) => `NOT EXISTS (SELECT 1 FROM ledger_entries l2 WHERE l2.sink = l.sink
   AND l2.posting_id = l.posting_id AND l2.version > l.version AND l2.received_at < ${at})`;
@@ -233,7 +234,8 @@ export class ReconSnapshot {
     yield* this.db
       .prepare<Record<string, unknown>, ReconMovement & { createdAt: string }>(
         `SELECT p.order_no AS orderNo, p.payment_method AS channel, p.created_at AS createdAt,
-           e.at AS receivedAt, e.id AS version, eb.status AS beforeStatus,
+           e.at AS receivedAt, (SELECT count(*) FROM payment_events x WHERE x.order_no = p.order_no
+    AND x.source <> 'checkout' AND x.id <= e.id) AS version, eb.status AS beforeStatus,
            CASE WHEN eb.id IS NULL THEN NULL ELSE p.amount_sen END AS beforeAmountSen,
            e.status, p.amount_sen AS amountSen
          FROM payment_events e JOIN payments p ON p.order_no = e.order_no
