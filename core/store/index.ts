@@ -10,6 +10,7 @@ import { paymentsRepository } from './payments.ts';
 import { pipelineRepository } from './pipeline.ts';
 import { checkoutRepository } from './checkout.ts';
 import { sandboxRepository } from './sandbox.ts';
+import { qrCodesRepository } from './qr-codes.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
 export { NORMALISE_QUEUE } from './bank-postings.ts';
@@ -30,6 +31,7 @@ export type {
 } from './checkout.ts';
 export { CALLBACK_QUEUE, callbackJobId } from './checkout.ts';
 export type { SandboxPayment } from './sandbox.ts';
+export type { QrCodeRow, QrCodeKind } from './qr-codes.ts';
 export type { OutboxRow, QueueStats } from './outbox.ts';
 export type { NormalisedFields, BatchVersion, LedgerEntry, Job } from './pipeline.ts';
 export { TEST_SINK } from './pipeline.ts';
@@ -52,6 +54,7 @@ export interface Store {
   readonly pipeline: ReturnType<typeof pipelineRepository>;
   readonly checkout: ReturnType<typeof checkoutRepository>;
   readonly sandbox: ReturnType<typeof sandboxRepository>;
+  readonly qrCodes: ReturnType<typeof qrCodesRepository>;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
   close(): void;
@@ -73,6 +76,7 @@ export function openStore(file: string): Store {
     pipeline: pipelineRepository(db),
     checkout: checkoutRepository(db),
     sandbox: sandboxRepository(db),
+    qrCodes: qrCodesRepository(db),
     async ping() {
       db.prepare('SELECT 1').get();
     },
