@@ -7,11 +7,12 @@ import { mountCheckout } from './checkout/routes.ts';
 import { mountDemoMerchant } from './checkout/demo-merchant.ts';
 import { mountSandbox } from './checkout/sandbox-routes.ts';
 import { mountReports } from '../reports/routes.ts';
+import { mountQrCodes } from '../reports/qr/routes.ts';
 
 /** The routes of each host. */
 const HOST_ROUTES: Record<HostName, readonly MountRoutes[]> = {
   base: [mountCheckout, mountSandbox, mountDemoMerchant],
-  reports: [mountReports],
+  reports: [mountReports, mountQrCodes],
   pay: [mountBankWebhook],
 };
 

@@ -1,11 +1,13 @@
 import { configuredSchemas, type JsonSchema, type SchemaSettings } from './index.ts';
 import { checkoutPaths } from './openapi-checkout.ts';
+import { qrPaths } from './openapi-qr.ts';
 import { hostServer, problemResponse, type Json } from './openapi-parts.ts';
 
 /** The endpoints, host by host. Each later capability adds its paths here, referencing schemas/ files. */
 function paths(settings: OpenApiSettings): Json {
   return {
     ...checkoutPaths(),
+    ...qrPaths(),
     '/api/bank/webhook': {
       servers: hostServer('pay_url'),
       post: {

@@ -190,6 +190,23 @@ export interface CheckoutRequest {
   signature?: string;
 }
 /**
+ * The answer of POST /api/duitnowqr/v1/generator (201): where the PNG is served, and the DuitNow QR payload it encodes.
+ */
+export interface DuitNowQrResponse {
+  /**
+   * {PUBLIC_REPORTS_URL}/api/qrcode/v1/png/<token>.png: unguessable, served until expiresAt; ?size=128..1024 (pixels, default 256).
+   */
+  pngUrl: string;
+  /**
+   * The EMVCo merchant-presented payload in the DuitNow form, ending in data object 63 (CRC-16/CCITT-FALSE).
+   */
+  payload: string;
+  /**
+   * When pngUrl stops serving (410): created + QR_PNG_TTL_DAYS (90 days).
+   */
+  expiresAt: string;
+}
+/**
  * RFC 9457 problem details, served as application/problem+json.
  */
 export interface Problem {
@@ -217,4 +234,56 @@ export interface Problem {
    * True when the errors list was cut at its limit.
    */
   errors_truncated?: boolean;
+}
+/**
+ * The answer of POST /api/qrcode/v1/generator (201): where the PNG is served, and the signed pay link it encodes.
+ */
+export interface QrCodeResponse {
+  /**
+   * {PUBLIC_REPORTS_URL}/api/qrcode/v1/png/<token>.png: unguessable, served until expiresAt; ?size=128..1024 (pixels, default 256).
+   */
+  pngUrl: string;
+  /**
+   * The signed pay link the QR code holds: {PUBLIC_BASE_URL}/pay/{agency}/{paymentCategory}/{refNo}/{amount}?x.<key>=<value>&sig=<32 hex>. It never expires.
+   */
+  payUrl: string;
+  /**
+   * When pngUrl stops serving (410): created + QR_PNG_TTL_DAYS (90 days).
+   */
+  expiresAt: string;
+}
+/**
+ * A QR code request (spec 2.2), sent form-encoded to POST /api/qrcode/v1/generator or /api/duitnowqr/v1/generator and signed by the POST rule of 5.3 with the agency's API key. extras travel as one form field per key, `extras[<key>]=<value>`, signed like any other field under that literal name (docs/qr.md).
+ */
+export interface QrRequest {
+  /**
+   * Agency code; the API key that signs the request must be this agency's.
+   */
+  agency: string;
+  /**
+   * One of the agency's payment categories.
+   */
+  paymentCategory: string;
+  /**
+   * The merchant's reference: 1 to 255 printable ASCII characters, no `~`. A DuitNow QR holds at most 25 (its bill number).
+   */
+  refNo: string;
+  /**
+   * Ringgit with exactly two decimals, at least 1.00 and at most CHECKOUT_MAX_AMOUNT (default 30000.00).
+   */
+  amount: string;
+  /**
+   * Optional key/value pairs carried by the signed pay link into the order (not by a DuitNow QR). Form fields `extras[<key>]=<value>`.
+   */
+  extras?: {
+    [k: string]: string;
+  };
+  /**
+   * Unix seconds, at most 60 s ahead (5.3).
+   */
+  exp: string;
+  /**
+   * 16 hex characters by the POST rule of 5.3 with the agency's API key.
+   */
+  signature: string;
 }

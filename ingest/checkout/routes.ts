@@ -4,7 +4,7 @@ import type { Context, Middleware } from 'koa';
 import { orderReturnPath } from '../../core/acquirer/sandbox.ts';
 import type { Deps } from '../../core/deps.ts';
 import { DomainError, ERROR_CATALOGUE } from '../../core/errors.ts';
-import { readRawBody } from '../../core/http/raw-body.ts';
+import { readForm } from '../../core/http/form.ts';
 import { formatSen } from '../../core/money.ts';
 import { addChargeSen } from '../../core/payments/add-charge.ts';
 import { indirectCallbackFields } from '../../core/payments/callback-fields.ts';
@@ -16,7 +16,6 @@ import { checkoutPage, errorPage, payLinkPage, pendingPage, resultPage, type Pag
 import { checkPayLink } from './pay-links.ts';
 import { openOrder } from './service.ts';
 
-const MAX_FORM_BYTES = 16 * 1024;
 const ASSETS = {
   'checkout.css': { type: 'text/css; charset=utf-8', body: readAsset('checkout.css') },
   'autosubmit.js': { type: 'text/javascript; charset=utf-8', body: readAsset('autosubmit.js') },
@@ -238,14 +237,6 @@ function tokensEqual(expected: string, received: string): boolean {
   const a = Buffer.from(expected);
   const b = Buffer.from(received);
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-async function readForm(ctx: Context): Promise<[string, string][]> {
-  if (!ctx.is('application/x-www-form-urlencoded')) {
-    throw new DomainError('unsupported-media-type', 'Send the form as application/x-www-form-urlencoded.');
-  }
-  const body = await readRawBody(ctx, MAX_FORM_BYTES);
-  return [...new URLSearchParams(body.toString('utf8')).entries()];
 }
 
 /** For browsers, a refusal is a readable page with the same status; API clients get the problem JSON. */
