@@ -4,6 +4,7 @@ import type { Deps } from '../core/deps.ts';
 import { createHttpApp, type MountRoutes } from '../core/http/app.ts';
 import { mountBankWebhook } from './bank-webhook/route.ts';
 import { mountCheckout } from './checkout/routes.ts';
+import { mountUnsignedQr } from './checkout/qr-route.ts';
 import { mountDemoMerchant } from './checkout/demo-merchant.ts';
 import { mountSandbox } from './checkout/sandbox-routes.ts';
 import { mountReports } from '../reports/routes.ts';
@@ -11,7 +12,7 @@ import { mountQrCodes } from '../reports/qr/routes.ts';
 
 /** The routes of each host. */
 const HOST_ROUTES: Record<HostName, readonly MountRoutes[]> = {
-  base: [mountCheckout, mountSandbox, mountDemoMerchant],
+  base: [mountCheckout, mountUnsignedQr, mountSandbox, mountDemoMerchant],
   reports: [mountReports, mountQrCodes],
   pay: [mountBankWebhook],
 };
