@@ -134,7 +134,7 @@ export const ENV_VARS: readonly EnvVar[] = [
     name: 'PUBLIC_BASE_URL',
     default: 'http://127.0.0.1:{BASE_PORT or PORT} (required in production)',
     meaning:
-      'Public origin of the checkout host `{base_url}` (http(s)://host[:port], no path): pay links and QR codes point here',
+      'Public origin of the checkout host `{base_url}` (`https://host[:port]`, no path): pay links and QR codes point here',
   },
   {
     name: 'PUBLIC_REPORTS_URL',
@@ -146,13 +146,13 @@ export const ENV_VARS: readonly EnvVar[] = [
     name: 'PAY_LINK_SECRET',
     default: 'a demo secret (required in production)',
     meaning:
-      'Secret that signs the pay links of signed QR codes (HMAC-SHA256), at least 32 characters; changing it voids every signed QR code, printed ones too',
+      'Secret that signs the pay links of signed QR codes, at least 32 characters; changing it voids every signed QR code',
   },
   {
     name: 'QR_PNG_TTL_DAYS',
     default: '90',
     meaning:
-      'How long the PNG URL of a generated QR code serves (then 410); the pay link inside never expires',
+      'Days the PNG URL of a generated QR code is served (then 410); the pay link inside never expires',
   },
   {
     name: 'QUEUE_BOARD_WRITABLE',
