@@ -224,6 +224,12 @@ const bounded =
     return value;
   };
 
+/** An ISO 18245 merchant category code: 4 digits. */
+function mcc(value: string): string {
+  if (!/^\d{4}$/.test(value)) throw new InvalidArgumentError('4 digits, e.g. 8661 (religious organisations)');
+  return value;
+}
+
 const agency = program
   .command('agency')
   .description('Agencies (tenants): API keys, categories, add charges, recipients, callback hosts, DuitNow');
@@ -238,6 +244,7 @@ interface AgencyOptions {
   duitnowMerchant?: string;
   duitnowName?: string;
   duitnowCity?: string;
+  duitnowCategory?: string;
   acceptUnsignedOrders?: string;
 }
 
@@ -255,6 +262,7 @@ function withAgencyOptions(command: Command): Command {
     .option('--duitnow-merchant <id>', 'DuitNow merchant id', bounded(25))
     .option('--duitnow-name <name>', 'DuitNow merchant name (at most 25)', bounded(25))
     .option('--duitnow-city <city>', 'DuitNow merchant city (at most 15)', bounded(15))
+    .option('--duitnow-category <code>', 'DuitNow merchant category code, 4 digits (default 8661)', mcc)
     .option('--accept-unsigned-orders <yes|no>', 'take checkout orders without a signature');
 }
 
@@ -269,6 +277,7 @@ function settingsFrom(opts: AgencyOptions, current: AgencySettings): Partial<Age
     ...(opts.duitnowMerchant !== undefined && { merchantId: opts.duitnowMerchant }),
     ...(opts.duitnowName !== undefined && { name: opts.duitnowName }),
     ...(opts.duitnowCity !== undefined && { city: opts.duitnowCity }),
+    ...(opts.duitnowCategory !== undefined && { categoryCode: opts.duitnowCategory }),
   };
   if (Object.keys(duitnow).length > 0) change.duitnow = { ...current.duitnow, ...duitnow };
   if (opts.acceptUnsignedOrders !== undefined) {

@@ -33,6 +33,14 @@ export interface Config {
   readonly queueBoardWritable: boolean;
   /** HMAC secret of the report tokens (JWT, HS256). */
   readonly reportTokenSecret: string;
+  /** Public origins (scheme://host[:port], no path) of the hosts, for absolute URLs in QR codes. */
+  readonly publicUrls: { readonly base: string; readonly reports: string };
+  /** HMAC secret of the service's own pay-link signatures (signed QR codes). */
+  readonly payLinkSecret: string;
+  readonly qr: {
+    /** How long a generated QR code's PNG URL serves, in days. */
+    readonly pngTtlDays: number;
+  };
   readonly webhook: {
     readonly maxBodyBytes: number;
     readonly maxRecords: number;
@@ -137,6 +145,30 @@ export const ENV_VARS: readonly EnvVar[] = [
     default: 'a demo secret (required in production)',
     meaning:
       'Secret that signs report tokens (JWT, HS256), at least 32 characters; changing it voids every token',
+  },
+  {
+    name: 'PUBLIC_BASE_URL',
+    default: 'http://127.0.0.1:{BASE_PORT or PORT} (required in production)',
+    meaning:
+      'Public origin of the checkout host `{base_url}` (`https://host[:port]`, no path): pay links and QR codes point here',
+  },
+  {
+    name: 'PUBLIC_REPORTS_URL',
+    default: 'http://127.0.0.1:{REPORTS_PORT or PORT} (required in production)',
+    meaning:
+      'Public origin of the reports host `{reports_url}`: the PNG URLs of generated QR codes point here',
+  },
+  {
+    name: 'PAY_LINK_SECRET',
+    default: 'a demo secret (required in production)',
+    meaning:
+      'Secret that signs the pay links of signed QR codes, at least 32 characters; changing it voids every signed QR code',
+  },
+  {
+    name: 'QR_PNG_TTL_DAYS',
+    default: '90',
+    meaning:
+      'Days the PNG URL of a generated QR code is served (then 410); the pay link inside never expires',
   },
   {
     name: 'QUEUE_BOARD_WRITABLE',
@@ -287,10 +319,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const dataDir = path.resolve(read('DATA_DIR') ?? './data');
   const host = read('HOST') ?? '127.0.0.1';
 
+  const port = int('PORT', 3000, 0, 65535) ?? 3000;
+  // Where embedded mode actually listens: a host's own port, else the shared one.
+  const ports = { base: hostPorts.base ?? port, reports: hostPorts.reports ?? port };
+
   const config: Config = {
     nodeEnv,
     host,
-    port: int('PORT', 3000, 0, 65535) ?? 3000,
+    port,
     hostPorts,
     dataDir,
     databaseFile: path.join(dataDir, 'amil.db'),
@@ -303,6 +339,24 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     adminPassword: adminPassword(read('ADMIN_PASSWORD'), production, host, problems),
     queueBoardWritable: bool('QUEUE_BOARD_WRITABLE', false),
     reportTokenSecret: reportTokenSecret(read('REPORT_TOKEN_SECRET'), production, problems),
+    publicUrls: {
+      base: publicUrl(
+        'PUBLIC_BASE_URL',
+        read('PUBLIC_BASE_URL'),
+        defaultOrigin(host, ports.base),
+        production,
+        problems,
+      ),
+      reports: publicUrl(
+        'PUBLIC_REPORTS_URL',
+        read('PUBLIC_REPORTS_URL'),
+        defaultOrigin(host, ports.reports),
+        production,
+        problems,
+      ),
+    },
+    payLinkSecret: payLinkSecret(read('PAY_LINK_SECRET'), production, problems),
+    qr: { pngTtlDays: int('QR_PNG_TTL_DAYS', 90, 1, 3650) ?? 90 },
     webhook: {
       maxBodyBytes:
         int('WEBHOOK_MAX_BODY_BYTES', 5 * 1024 * 1024, 1024, 512 * 1024 * 1024) ?? 5 * 1024 * 1024,
@@ -372,6 +426,65 @@ function reportTokenSecret(raw: string | undefined, production: boolean, problem
   if (production && raw === DEMO_REPORT_TOKEN_SECRET)
     problems.push('REPORT_TOKEN_SECRET must not be the demo secret in production');
   return raw;
+}
+
+/** The demo pay-link secret: printed here, so refused in production. */
+export const DEMO_PAY_LINK_SECRET = 'demo-pay-link-secret-not-for-production';
+
+function payLinkSecret(raw: string | undefined, production: boolean, problems: string[]): string {
+  if (raw === undefined) {
+    if (production) problems.push('PAY_LINK_SECRET is required in production');
+    return DEMO_PAY_LINK_SECRET;
+  }
+  if (raw.length < 32) problems.push('PAY_LINK_SECRET needs at least 32 characters');
+  if (production && raw === DEMO_PAY_LINK_SECRET)
+    problems.push('PAY_LINK_SECRET must not be the demo secret in production');
+  return raw;
+}
+
+/** `http://<HOST>:<port>` as embedded mode listens; a wildcard HOST is reached on 127.0.0.1. */
+function defaultOrigin(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+}
+
+/**
+ * A public origin: http(s), a host, an optional port, nothing else (no user, path, query or fragment).
+ * Required in production, where the listening address is rarely what payers' phones reach (QR codes are
+ * printed: a wrong origin is found only on the poster).
+ */
+function publicUrl(
+  name: string,
+  raw: string | undefined,
+  fallback: string,
+  production: boolean,
+  problems: string[],
+): string {
+  if (raw === undefined) {
+    if (production)
+      problems.push(`${name} is required in production (the public origin, e.g. https://pay.example.my)`);
+    return fallback;
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (
+    !url ||
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.pathname !== '/' ||
+    /[?#]/.test(raw)
+  ) {
+    problems.push(
+      `${name} must be an http(s) origin like https://pay.example.my, without a path (got "${raw}")`,
+    );
+    return fallback;
+  }
+  return url.origin;
 }
 
 function maxAmountSen(raw: string | undefined, problems: string[]): number {

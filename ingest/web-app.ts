@@ -4,15 +4,17 @@ import type { Deps } from '../core/deps.ts';
 import { createHttpApp, type MountRoutes } from '../core/http/app.ts';
 import { mountBankWebhook } from './bank-webhook/route.ts';
 import { mountCheckout } from './checkout/routes.ts';
+import { mountUnsignedQr } from './checkout/qr-route.ts';
 import { mountDemoMerchant } from './checkout/demo-merchant.ts';
 import { mountSandbox } from './checkout/sandbox-routes.ts';
 import { mountReports } from '../reports/routes.ts';
 import { mountReconciliationReports } from '../reports/reconciliation-routes.ts';
+import { mountQrCodes } from '../reports/qr/routes.ts';
 
 /** The routes of each host. */
 const HOST_ROUTES: Record<HostName, readonly MountRoutes[]> = {
-  base: [mountCheckout, mountSandbox, mountDemoMerchant],
-  reports: [mountReports, mountReconciliationReports],
+  base: [mountCheckout, mountUnsignedQr, mountSandbox, mountDemoMerchant],
+  reports: [mountReports, mountQrCodes, mountReconciliationReports],
   pay: [mountBankWebhook],
 };
 

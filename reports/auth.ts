@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import type { Deps } from '../core/deps.ts';
 import { DomainError } from '../core/errors.ts';
+import { readForm } from '../core/http/form.ts';
 import { verifyReportToken } from '../core/report-tokens.ts';
 import { verifySignedRequest } from '../core/signatures.ts';
 
@@ -56,4 +57,41 @@ export function reportAgency(ctx: Context): string {
   if (!granted.includes(agency))
     throw new DomainError('forbidden', `These credentials do not cover agency ${agency}.`);
   return agency;
+}
+
+// Signatures for an agency that does not exist (or has no key) are checked against this key, so the answer
+// is the one a wrong signature gets, exp checks included: it never tells which agencies exist.
+const NO_SUCH_AGENCY_KEY = '00000000-0000-4000-8000-000000000000';
+
+/**
+ * A form signed with an agency's API key by the POST rule of 5.3 (the QR generators). Reads the form
+ * (415, 413), then checks `exp` and `signature` against the key of the form's `agency`. Sets
+ * ctx.state.agencies to that one agency and ctx.state.form to the fields in received order.
+ */
+export function requireSignedForm(deps: Deps) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const entries = await readForm(ctx);
+    const agencies = entries.filter(([key]) => key === 'agency').map(([, value]) => value);
+    if (agencies.length > 1) throw new DomainError('repeated-parameter', 'agency appears more than once.');
+    const [agency] = agencies;
+    if (agency === undefined) {
+      throw new DomainError(
+        'unauthorized',
+        "Send agency, exp and signature: the form is signed with the agency's API key (docs/signatures.md).",
+      );
+    }
+    const apiKey = await deps.store.agencies.apiKeyOf(agency);
+    const refusal = verifySignedRequest({
+      method: 'POST',
+      path: ctx.path,
+      entries,
+      apiKey: apiKey ?? NO_SUCH_AGENCY_KEY,
+      now: deps.clock.now(),
+    });
+    if (refusal) throw new DomainError(refusal);
+    if (apiKey === undefined) throw new DomainError('signature-mismatch');
+    ctx.state.agencies = [agency];
+    ctx.state.form = entries;
+    await next();
+  };
 }

@@ -89,6 +89,8 @@ export function mountReports(router: Router, deps: Deps): void {
       status: 'OK',
       data: {
         ...paymentRow(order),
+        // A signed pay link's extras ({} when it had none); null for other orders (docs/qr.md).
+        extras: order.extras === null ? null : (JSON.parse(order.extras) as Record<string, string>),
         history: order.events.map((e) => ({
           at: formatKl(new Date(e.at)),
           status: e.status,

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { BankWebhookRequest, CheckoutRequest } from './types.ts';
+import type { BankWebhookRequest, CheckoutRequest, QrRequest } from './types.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -52,6 +52,7 @@ export type Validator<T> = ((value: unknown) => value is T) & { errors(): FieldE
 export interface Validators {
   bankWebhookRequest: Validator<BankWebhookRequest>;
   checkoutRequest: Validator<CheckoutRequest>;
+  qrRequest: Validator<QrRequest>;
 }
 
 /** Compiles the validators once, at start-up. */
@@ -64,6 +65,7 @@ export function compileValidators(settings: SchemaSettings): Validators {
       ajv.getSchema('https://schemas.amil.my/bank-webhook-request.json'),
     ),
     checkoutRequest: wrap<CheckoutRequest>(ajv.getSchema('https://schemas.amil.my/checkout-request.json')),
+    qrRequest: wrap<QrRequest>(ajv.getSchema('https://schemas.amil.my/qr-request.json')),
   };
 }
 
@@ -100,6 +102,8 @@ export function toFieldErrors(errors: readonly ErrorObject[]): FieldError[] {
   const hasFormatError = new Set(errors.filter((e) => e.keyword === 'format').map((e) => e.instancePath));
   for (const error of errors) {
     if (error.keyword === 'pattern' && hasFormatError.has(error.instancePath)) continue;
+    // propertyNames reports each bad key (with propertyName set), then a summary that says less.
+    if (error.keyword === 'propertyNames') continue;
     const fieldError = describe(error);
     const key = `${fieldError.pointer}\u0000${fieldError.message}`;
     if (seen.has(key)) continue;
@@ -110,7 +114,11 @@ export function toFieldErrors(errors: readonly ErrorObject[]): FieldError[] {
 }
 
 function describe(error: ErrorObject): FieldError {
-  const at = error.instancePath;
+  // An error about a key (propertyNames) points at that key.
+  const at =
+    error.propertyName === undefined
+      ? error.instancePath
+      : `${error.instancePath}/${escapePointer(error.propertyName)}`;
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
@@ -122,6 +130,8 @@ function describe(error: ErrorObject): FieldError {
       };
     case 'enum':
       return { pointer: at, message: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}` };
+    case 'maxProperties':
+      return { pointer: at, message: `must have at most ${String(params.limit)} keys` };
     case 'multipleOf':
       return { pointer: at, message: 'must have at most two decimal places' };
     case 'format':

@@ -115,21 +115,40 @@ export function checkoutPaths(): Json {
         operationId: 'getPayPage',
         tags: TAGS,
         summary: "The pay page of a payment link or QR code: asks for the payer's e-mail",
+        description:
+          "Unsigned (anyone may build one; its query is ignored), or signed by the QR generator: then the query carries the extras as x.<key>=<value> and the service's signature sig, which must match the agency, category, refNo, amount and every extra (403 otherwise). The form posts back to the same URL, query included.",
         parameters: [
           param('agency', 'Agency code'),
           param('paymentCategory', "One of the agency's payment categories"),
           param('refNo', 'Reference, URL-encoded; no ~'),
           param('amount', 'Ringgit with two decimals, at least 1.00'),
+          {
+            name: 'sig',
+            in: 'query',
+            required: false,
+            description: "Signed links: the service's signature (32 hex) over the path fields and extras.",
+            schema: { type: 'string', pattern: '^[0-9a-f]{32}$' },
+          },
+          {
+            name: 'x.{key}',
+            in: 'query',
+            required: false,
+            description:
+              'Signed links: one parameter per extra (key: 1 to 32 letters, digits or _; value: 1 to 64 printable ASCII without ~); stored with the order.',
+            schema: { type: 'string' },
+          },
         ],
         responses: {
           '200': html('The pay page'),
+          '403': problem('A signed link whose sig does not match (pay-link-tampered): it was changed.'),
           '404': problem('Unknown agency or category, or a bad link.'),
         },
       },
       post: {
         operationId: 'postPayPage',
         tags: TAGS,
-        summary: 'Opens the order of a pay link (no returnUrl: the payer ends on our receipt page)',
+        summary:
+          "Opens the order of a pay link (no returnUrl: the payer ends on our receipt page); a signed link's extras are stored with it",
         requestBody: form({
           type: 'object',
           required: ['email'],
@@ -137,6 +156,7 @@ export function checkoutPaths(): Json {
         }),
         responses: {
           '303': redirect('To the checkout page of the order'),
+          '403': problem('A signed link whose sig does not match (pay-link-tampered); nothing is stored.'),
           '404': problem('Unknown agency or category, or a bad link.'),
           '409': problem('The refNo is paid, failed, or has another amount.'),
           '422': problem('The e-mail (or the link) breaks the rules of 2.1.'),

@@ -1,6 +1,7 @@
 import { configuredSchemas, type JsonSchema, type SchemaSettings } from './index.ts';
 import { checkoutPaths } from './openapi-checkout.ts';
 import { reconciliationPaths } from './openapi-reconciliation.ts';
+import { qrPaths } from './openapi-qr.ts';
 import { hostServer, problemResponse, type Json } from './openapi-parts.ts';
 
 /** The endpoints, host by host. Each later capability adds its paths here, referencing schemas/ files. */
@@ -8,6 +9,7 @@ function paths(settings: OpenApiSettings): Json {
   return {
     ...checkoutPaths(),
     ...reconciliationPaths(),
+    ...qrPaths(),
     '/api/bank/webhook': {
       servers: hostServer('pay_url'),
       post: {

@@ -190,6 +190,23 @@ export interface CheckoutRequest {
   signature?: string;
 }
 /**
+ * The answer of POST /api/duitnowqr/v1/generator (201): where the PNG is served, and the DuitNow QR payload it encodes.
+ */
+export interface DuitNowQrResponse {
+  /**
+   * {PUBLIC_REPORTS_URL}/api/qrcode/v1/png/<token>.png: unguessable, served until expiresAt; ?size=128..1024 (pixels, default 256).
+   */
+  pngUrl: string;
+  /**
+   * The EMVCo merchant-presented payload in the DuitNow form, ending in data object 63 (CRC-16/CCITT-FALSE).
+   */
+  payload: string;
+  /**
+   * When pngUrl stops serving (410): created + QR_PNG_TTL_DAYS (90 days).
+   */
+  expiresAt: string;
+}
+/**
  * RFC 9457 problem details, served as application/problem+json.
  */
 export interface Problem {
@@ -219,70 +236,132 @@ export interface Problem {
   errors_truncated?: boolean;
 }
 /**
+ * The answer of POST /api/qrcode/v1/generator (201): where the PNG is served, and the signed pay link it encodes.
+ */
+export interface QrCodeResponse {
+  /**
+   * {PUBLIC_REPORTS_URL}/api/qrcode/v1/png/<token>.png: unguessable, served until expiresAt; ?size=128..1024 (pixels, default 256).
+   */
+  pngUrl: string;
+  /**
+   * The signed pay link the QR code holds: {PUBLIC_BASE_URL}/pay/{agency}/{paymentCategory}/{refNo}/{amount}?x.<key>=<value>&sig=<32 hex>. It never expires.
+   */
+  payUrl: string;
+  /**
+   * When pngUrl stops serving (410): created + QR_PNG_TTL_DAYS (90 days).
+   */
+  expiresAt: string;
+}
+/**
+ * A QR code request (spec 2.2), sent form-encoded to POST /api/qrcode/v1/generator or /api/duitnowqr/v1/generator and signed by the POST rule of 5.3 with the agency's API key. extras travel as one form field per key, `extras[<key>]=<value>`, signed like any other field under that literal name (docs/qr.md).
+ */
+export interface QrRequest {
+  /**
+   * Agency code; the API key that signs the request must be this agency's.
+   */
+  agency: string;
+  /**
+   * One of the agency's payment categories.
+   */
+  paymentCategory: string;
+  /**
+   * The merchant's reference: 1 to 255 printable ASCII characters, no `~`. A DuitNow QR holds at most 25 (its bill number).
+   */
+  refNo: string;
+  /**
+   * Ringgit with exactly two decimals, at least 1.00 and at most CHECKOUT_MAX_AMOUNT (default 30000.00).
+   */
+  amount: string;
+  /**
+   * Optional key/value pairs carried by the signed pay link into the order (not by a DuitNow QR). Form fields `extras[<key>]=<value>`.
+   */
+  extras?: {
+    [k: string]: string;
+  };
+  /**
+   * Unix seconds, at most 60 s ahead (5.3).
+   */
+  exp: string;
+  /**
+   * 16 hex characters by the POST rule of 5.3 with the agency's API key.
+   */
+  signature: string;
+}
+/**
  * An agency's reconciliation runs, newest business day first. Each run is one workbook of one business day, read as of an instant (as_of): versions received later are not in it.
  */
 export interface ReconciliationRuns {
   status: 'OK';
-  data: Run[];
-}
-export interface Run {
-  run_id: number;
-  agency: string;
-  business_date: string;
-  trigger: 'nightly' | 'manual' | 'replay';
-  /**
-   * The instant the day was read as of.
-   */
-  as_of: string;
-  finished_at: string;
-  /**
-   * SHA-256 of the records and totals shown; equal for two runs that read the same records.
-   */
-  fingerprint: string;
-  workbook: {
+  data: {
+    run_id: number;
+    agency: string;
+    business_date: string;
+    trigger: 'nightly' | 'manual' | 'replay';
     /**
-     * GET it with the same credentials.
+     * The instant the day was read as of.
      */
-    url: string;
-    file_name: string;
-    sha256: string;
-    bytes: number;
-  };
-  input_counts: {
-    [k: string]: number;
-  };
-  totals: {
-    success: Total;
-    pending: Total;
-    failed: Total;
+    as_of: string;
+    finished_at: string;
     /**
-     * Whether pending at the start of the day + the day's movements = pending at as-of.
+     * SHA-256 of the records and totals shown; equal for two runs that read the same records.
      */
-    pending_roll_balances: boolean;
-    adjustments: {
-      count: number;
-      change_to_collected: string;
+    fingerprint: string;
+    workbook: {
+      /**
+       * GET it with the same credentials.
+       */
+      url: string;
+      file_name: string;
+      sha256: string;
+      bytes: number;
     };
-  };
-  /**
-   * The run of the same day before this one.
-   */
-  previous_run: number | null;
-  /**
-   * What differs from the previous run, cell by cell.
-   */
-  changes: string | null;
-  deliveries: {
-    attempt: number;
-    at: string;
-    outcome: 'sent' | 'failed';
-    recipients: string[];
+    input_counts: {
+      [k: string]: number;
+    };
+    totals: {
+      success: {
+        count: number;
+        /**
+         * Ringgit with 2 decimals.
+         */
+        amount: string;
+      };
+      pending: {
+        count: number;
+        /**
+         * Ringgit with 2 decimals.
+         */
+        amount: string;
+      };
+      failed: {
+        count: number;
+        /**
+         * Ringgit with 2 decimals.
+         */
+        amount: string;
+      };
+      /**
+       * Whether pending at the start of the day + the day's movements = pending at as-of.
+       */
+      pending_roll_balances: boolean;
+      adjustments: {
+        count: number;
+        change_to_collected: string;
+      };
+    };
+    /**
+     * The run of the same day before this one.
+     */
+    previous_run: number | null;
+    /**
+     * What differs from the previous run, cell by cell.
+     */
+    changes: string | null;
+    deliveries: {
+      attempt: number;
+      at: string;
+      outcome: 'sent' | 'failed';
+      recipients: string[];
+    }[];
   }[];
-}
-export interface Total {
-  count: number;
-  /**
-   * Ringgit with 2 decimals.
-   */
-  amount: string;
 }

@@ -1,5 +1,6 @@
 /** Shared test scaffolding: real SQLite files in temp dirs, the real app on 127.0.0.1. */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -64,13 +65,21 @@ export async function startApp(
       done();
     },
   });
+  // A free port chosen first, so the default PUBLIC_BASE_URL and PUBLIC_REPORTS_URL (derived from PORT, as
+  // embedded mode listens) are this app's real address: QR codes and pay links point back at it.
+  const port = env.PORT ?? String(await freePort());
   const deps = createDeps(
-    { DATA_DIR: dataDir, SEED_DEMO: 'true', ...env },
+    { DATA_DIR: dataDir, SEED_DEMO: 'true', PORT: port, ...env },
     { logger: createLogger(env.LOG_LEVEL ?? 'info', sink), ...overrides },
   );
   await seedDemoData(deps.store, new Date());
   const listening = await listen([
-    { name: 'all', app: createWebApp(deps, ['base', 'reports', 'pay']), host: '127.0.0.1', port: 0 },
+    {
+      name: 'all',
+      app: createWebApp(deps, ['base', 'reports', 'pay']),
+      host: '127.0.0.1',
+      port: deps.config.port,
+    },
   ]);
   onCleanup(t, async () => {
     await listening.close(1000);
@@ -90,6 +99,15 @@ export async function startApp(
         body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
       }),
   };
+}
+
+/** A loopback port nobody listens on right now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 let sequence = 0;

@@ -11,7 +11,8 @@ export interface AgencySettings {
   addCharges: Partial<Record<PaymentMethod, AddChargeRule>>;
   reportRecipients: string[];
   callbackHosts: string[];
-  duitnow: { acquirerId?: string; merchantId?: string; name?: string; city?: string };
+  /** DuitNow QR merchant account; categoryCode (ISO 18245) defaults to 8661, religious organisations. */
+  duitnow: { acquirerId?: string; merchantId?: string; name?: string; city?: string; categoryCode?: string };
   acceptUnsignedOrders: boolean;
 }
 

@@ -6,6 +6,8 @@ export const CALLBACK_QUEUE = 'callbacks';
 
 /** A checkout order: the report's payment row plus what checkout needs to carry it through. */
 export interface OrderRow extends PaymentRow {
+  /** A signed pay link's extras as JSON ({} when it had none); null otherwise. */
+  extras: string | null;
   formToken: string | null;
   acquirerRef: string | null;
   bankId: string | null;
@@ -25,6 +27,8 @@ export interface NewOrder {
   returnUrl: string;
   formToken: string;
   at: string;
+  /** The extras of the signed pay link the order is opened from; absent or null otherwise. */
+  extras?: Readonly<Record<string, string>> | null;
 }
 
 /** What an acquirer reported, mapped to a status by the rule of spec 2.4. */
@@ -74,7 +78,7 @@ const ORDER_COLUMNS = `order_no AS orderNo, agency_code AS agencyCode, ref_no AS
   payment_category AS paymentCategory, amount_sen AS amountSen, add_charge_sen AS addChargeSen, email,
   return_url AS returnUrl, payment_method AS paymentMethod, status, debit_auth_code AS debitAuthCode,
   fpx_txn_id AS fpxTxnId, fpx_txn_time AS fpxTxnTime, created_at AS createdAt, updated_at AS updatedAt,
-  form_token AS formToken, acquirer_ref AS acquirerRef, bank_id AS bankId, bank_name AS bankName`;
+  form_token AS formToken, acquirer_ref AS acquirerRef, bank_id AS bankId, bank_name AS bankName, extras`;
 
 const CALLBACK_COLUMNS = `c.id, c.order_no AS orderNo, p.agency_code AS agencyCode, c.status, c.url, c.fields,
   c.created_at AS createdAt, c.state, c.attempts, c.next_attempt_at AS nextAttemptAt, c.finished_at AS finishedAt`;
@@ -89,11 +93,11 @@ export function checkoutRepository(db: Db) {
   const orderByRef = db.prepare<[string, string], OrderRow>(
     `SELECT ${ORDER_COLUMNS} FROM payments WHERE agency_code = ? AND ref_no = ?`,
   );
-  const insertOrder = db.prepare<NewOrder>(
+  const insertOrder = db.prepare<Omit<NewOrder, 'extras'> & { extras: string | null }>(
     `INSERT INTO payments (order_no, agency_code, ref_no, extra_data, payment_category, amount_sen, email,
-       return_url, status, created_at, updated_at, form_token)
+       return_url, status, created_at, updated_at, form_token, extras)
      VALUES (@orderNo, @agencyCode, @refNo, @extraData, @paymentCategory, @amountSen, @email, @returnUrl,
-       'pending', @at, @at, @formToken)`,
+       'pending', @at, @at, @formToken, @extras)`,
   );
   const insertEvent = db.prepare<[string, string, string, string | null, string]>(
     'INSERT INTO payment_events (order_no, at, status, debit_auth_code, source) VALUES (?, ?, ?, ?, ?)',
@@ -162,7 +166,7 @@ export function checkoutRepository(db: Db) {
         .transaction(() => {
           const existing = orderByRef.get(order.agencyCode, order.refNo);
           if (existing) return { created: false, order: existing };
-          insertOrder.run(order);
+          insertOrder.run({ ...order, extras: order.extras ? JSON.stringify(order.extras) : null });
           insertEvent.run(order.orderNo, order.at, 'pending', null, 'checkout');
           return { created: true, order: orderBy.get(order.orderNo) as OrderRow };
         })

@@ -12,6 +12,7 @@ import { checkoutRepository } from './checkout.ts';
 import { sandboxRepository } from './sandbox.ts';
 import { reconRunsRepository } from './recon-runs.ts';
 import { reconArchiveRepository } from './recon-archive.ts';
+import { qrCodesRepository } from './qr-codes.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
 export { NORMALISE_QUEUE } from './bank-postings.ts';
@@ -43,6 +44,7 @@ export type {
   ReconStatus,
   ReconSnapshot,
 } from './recon-snapshot.ts';
+export type { QrCodeRow, QrCodeKind } from './qr-codes.ts';
 export type { OutboxRow, QueueStats } from './outbox.ts';
 export type { NormalisedFields, BatchVersion, LedgerEntry, Job } from './pipeline.ts';
 export { TEST_SINK } from './pipeline.ts';
@@ -67,6 +69,7 @@ export interface Store {
   readonly sandbox: ReturnType<typeof sandboxRepository>;
   readonly reconRuns: ReturnType<typeof reconRunsRepository>;
   readonly reconArchive: ReturnType<typeof reconArchiveRepository>;
+  readonly qrCodes: ReturnType<typeof qrCodesRepository>;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
   close(): void;
@@ -90,6 +93,7 @@ export function openStore(file: string): Store {
     sandbox: sandboxRepository(db),
     reconRuns: reconRunsRepository(db, file),
     reconArchive: reconArchiveRepository(db),
+    qrCodes: qrCodesRepository(db),
     async ping() {
       db.prepare('SELECT 1').get();
     },

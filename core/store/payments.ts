@@ -153,11 +153,11 @@ export function paymentsRepository(db: Db) {
       }
     },
 
-    /** An order of one of the agencies, by service order number or by the merchant's refNo, with its events. */
+    /** An order of one of the agencies, by order number or refNo, with its events and signed pay-link extras. */
     async find(agencies: readonly string[], key: { orderNo?: string; refNo?: string }) {
       const rows = db
-        .prepare<{ orderNo: string | null; refNo: string | null }, PaymentRow>(
-          `SELECT ${COLUMNS} FROM payments WHERE (@orderNo IS NOT NULL AND order_no = @orderNo)
+        .prepare<{ orderNo: string | null; refNo: string | null }, PaymentRow & { extras: string | null }>(
+          `SELECT ${COLUMNS}, extras FROM payments WHERE (@orderNo IS NOT NULL AND order_no = @orderNo)
              OR (@orderNo IS NULL AND ref_no = @refNo) ORDER BY created_at`,
         )
         .all({ orderNo: key.orderNo ?? null, refNo: key.refNo ?? null })

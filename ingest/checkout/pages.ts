@@ -83,6 +83,8 @@ export function payLinkPage(input: {
   category: string;
   refNo: string;
   amount: string;
+  /** A signed link's extras, shown as they will be stored with the order. */
+  extras?: Readonly<Record<string, string>>;
   action: string;
   errors?: readonly FieldError[];
 }): Page {
@@ -98,6 +100,11 @@ export function payLinkPage(input: {
         <dd>${input.refNo}</dd>
         <dt>Amount</dt>
         <dd>RM ${input.amount}</dd>
+        ${Object.entries(input.extras ?? {}).map(
+          ([key, value]) =>
+            html`<dt>${key}</dt>
+              <dd>${value}</dd>`,
+        )}
       </dl>
       ${input.errors?.length ? errorList(input.errors) : ''}
       <form method="post" action="${input.action}">

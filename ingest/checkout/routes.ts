@@ -4,8 +4,8 @@ import type { Context, Middleware } from 'koa';
 import { orderReturnPath } from '../../core/acquirer/sandbox.ts';
 import type { Deps } from '../../core/deps.ts';
 import { DomainError, ERROR_CATALOGUE } from '../../core/errors.ts';
-import { readRawBody } from '../../core/http/raw-body.ts';
-import { formatSen, ringgitStringToSen } from '../../core/money.ts';
+import { readForm } from '../../core/http/form.ts';
+import { formatSen } from '../../core/money.ts';
 import { addChargeSen } from '../../core/payments/add-charge.ts';
 import { indirectCallbackFields } from '../../core/payments/callback-fields.ts';
 import { settleOrder } from '../../core/payments/settle.ts';
@@ -13,9 +13,9 @@ import { timingSafeEqual } from 'node:crypto';
 import type { AgencyRow, OrderRow, PaymentMethod } from '../../core/store/index.ts';
 import { sendPage, wantsHtml } from './html.ts';
 import { checkoutPage, errorPage, payLinkPage, pendingPage, resultPage, type Page } from './pages.ts';
+import { checkPayLink } from './pay-links.ts';
 import { openOrder } from './service.ts';
 
-const MAX_FORM_BYTES = 16 * 1024;
 const ASSETS = {
   'checkout.css': { type: 'text/css; charset=utf-8', body: readAsset('checkout.css') },
   'autosubmit.js': { type: 'text/javascript; charset=utf-8', body: readAsset('autosubmit.js') },
@@ -135,20 +135,26 @@ export function mountCheckout(router: Router, deps: Deps): void {
   // The pay page of links and QR codes (4.1): it asks for the payer's e-mail and continues into checkout.
   const payPath = '/pay/:agency/:paymentCategory/:refNo/:amount';
   router.get(payPath, htmlErrors, async (ctx) => {
-    const link = await payLink(deps, ctx);
-    sendPage(ctx, 200, payLinkPage({ ...link, action: ctx.path }));
+    const { link, agency, signed } = await payLink(deps, ctx);
+    // A signed link's form posts its query back, so the order is opened from the same signed link.
+    const action = signed ? `${ctx.path}?${ctx.querystring}` : ctx.path;
+    sendPage(ctx, 200, payLinkPage({ ...link, agency, category: link.paymentCategory, action }));
   });
   router.post(payPath, htmlErrors, async (ctx) => {
-    const link = await payLink(deps, ctx);
+    const { link, agency, signed } = await payLink(deps, ctx);
     const form = Object.fromEntries(await readForm(ctx));
     const entries: [string, string][] = [
-      ['agency', link.agency.code],
-      ['paymentCategory', link.category],
+      ['agency', agency.code],
+      ['paymentCategory', link.paymentCategory],
       ['refNo', link.refNo],
       ['amount', link.amount],
       ['email', form.email ?? ''],
     ];
-    const { order } = await openOrder(deps, entries, { path: ctx.path, fromPayLink: true });
+    const { order } = await openOrder(deps, entries, {
+      path: ctx.path,
+      fromPayLink: true,
+      ...(signed && { extras: link.extras }),
+    });
     ctx.redirect(checkoutPath(order));
     ctx.status = 303;
   });
@@ -212,43 +218,25 @@ async function orderWithToken(
   return { order, agency };
 }
 
-/** The path of a pay link, checked: a known agency and one of its categories, a refNo and an amount. */
+/**
+ * The pay link of the request, checked (ingest/checkout/pay-links.ts): unknown agency or category, or a bad
+ * refNo or amount, is 404; a signed link whose signature does not match is 403 `pay-link-tampered`.
+ */
 async function payLink(deps: Deps, ctx: Context) {
-  const {
-    agency: code = '',
-    paymentCategory: category = '',
-    refNo = '',
-    amount = '',
-  } = ctx.params as Record<string, string>;
-  const agency = await deps.store.agencies.get(code);
-  if (!agency || !agency.settings.paymentCategories.includes(category)) {
-    throw new DomainError('not-found', 'There is no such agency or payment category.');
-  }
-  const sen = ringgitStringToSen(amount);
-  if (
-    !/^[\x20-\x7d]{1,255}$/.test(refNo) ||
-    refNo.includes('~') ||
-    !/^\d+\.\d{2}$/.test(amount) ||
-    !sen ||
-    sen < 100
-  ) {
-    throw new DomainError('not-found', 'This pay link is not valid: check its reference and amount.');
-  }
-  return { agency, category, refNo, amount };
+  const { agency = '', paymentCategory = '', refNo = '', amount = '' } = ctx.params as Record<string, string>;
+  const checked = await checkPayLink(
+    deps,
+    { agency, paymentCategory, refNo, amount },
+    new URLSearchParams(ctx.querystring),
+  );
+  if (checked.ok) return checked;
+  throw new DomainError(checked.refusal === 'tampered' ? 'pay-link-tampered' : 'not-found', checked.detail);
 }
 
 function tokensEqual(expected: string, received: string): boolean {
   const a = Buffer.from(expected);
   const b = Buffer.from(received);
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-async function readForm(ctx: Context): Promise<[string, string][]> {
-  if (!ctx.is('application/x-www-form-urlencoded')) {
-    throw new DomainError('unsupported-media-type', 'Send the form as application/x-www-form-urlencoded.');
-  }
-  const body = await readRawBody(ctx, MAX_FORM_BYTES);
-  return [...new URLSearchParams(body.toString('utf8')).entries()];
 }
 
 /** For browsers, a refusal is a readable page with the same status; API clients get the problem JSON. */

@@ -21,11 +21,12 @@ export function newOrderNo(now: Date): string {
  * Opens an order from checkout fields (POST /v2/checkout, or the pay page): the field rules of 2.1, the
  * agency's signature rule (docs/checkout.md), its callback hosts and categories. A refNo seen before
  * resumes its unpaid order (same amount), or is refused. Nothing is written for a refused request.
+ * `extras` are a signed pay link's (already verified), stored with the order.
  */
 export async function openOrder(
   deps: Deps,
   entries: readonly (readonly [string, string])[],
-  options: { path: string; fromPayLink: boolean },
+  options: { path: string; fromPayLink: boolean; extras?: Readonly<Record<string, string>> },
 ): Promise<{ order: OrderRow; agency: AgencyRow; created: boolean }> {
   const { order: input, amountSen } = parseOrderFields(
     entries,
@@ -64,6 +65,7 @@ export async function openOrder(
     returnUrl: input.returnUrl ?? '',
     formToken: randomBytes(16).toString('base64url'),
     at: now.toISOString(),
+    extras: options.extras ?? null,
   });
   if (!created) refuseUnlessResumable(order, amountSen);
   return { order, agency, created };

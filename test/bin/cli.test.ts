@@ -138,15 +138,26 @@ test('amil agency add prints a key once; show never does; rotate-key replaces it
   assert.ok(!(await runCli(['agency', 'list', '--json'], env)).stdout.includes(key), 'nor does list');
 
   const set = await runCli(
-    ['agency', 'set', 'MAIS', '--add-charge', 'card=1.5%', '--duitnow-city', 'SHAH ALAM'],
+    [
+      'agency',
+      'set',
+      'MAIS',
+      '--add-charge',
+      'card=1.5%',
+      '--duitnow-city',
+      'SHAH ALAM',
+      '--duitnow-category',
+      '8661',
+    ],
     env,
   );
   assert.equal(set.code, 0, set.stderr);
   const settings = (await app.deps.store.agencies.get('MAIS'))?.settings;
   assert.deepEqual(settings?.addCharges, { fpx: { fixedSen: 100 }, card: { percent: 1.5 } });
-  assert.deepEqual(settings?.duitnow, { city: 'SHAH ALAM' });
+  assert.deepEqual(settings?.duitnow, { city: 'SHAH ALAM', categoryCode: '8661' });
   const tooLong = await runCli(['agency', 'set', 'MAIS', '--duitnow-city', 'KUALA LUMPUR CITY CENTRE'], env);
   assert.notEqual(tooLong.code, 0, 'a value that would overflow its QR tag is refused');
+  assert.notEqual((await runCli(['agency', 'set', 'MAIS', '--duitnow-category', '86'], env)).code, 0);
 
   const rotated = await runCli(['agency', 'rotate-key', 'MAIS'], env);
   const newKey = /API key: ([0-9a-f-]{36})/.exec(rotated.stdout)?.[1];

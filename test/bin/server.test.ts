@@ -100,6 +100,9 @@ test('production refuses demo data, and refuses to start while the demo password
     DATA_DIR: dataDir,
     NODE_ENV: 'production',
     REPORT_TOKEN_SECRET: 'a-real-secret-of-at-least-32-characters',
+    PAY_LINK_SECRET: 'another-real-secret-of-32-characters-or-more',
+    PUBLIC_BASE_URL: 'https://pay.amil.example.my',
+    PUBLIC_REPORTS_URL: 'https://api.amil.example.my',
   };
   await assert.rejects(
     startServer(production),

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../core/config.ts';
+import { ConfigError, DEMO_PAY_LINK_SECRET, loadConfig } from '../../core/config.ts';
 
 test('defaults: one port 3000, ./data, demo seeding on, the three bank agency codes', () => {
   const config = loadConfig({});
@@ -49,9 +49,17 @@ test('every problem is listed at once', () => {
   );
 });
 
+/** What production needs besides NODE_ENV (its own secrets and public origins). */
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  REPORT_TOKEN_SECRET: 'a-real-secret-of-at-least-32-characters',
+  PAY_LINK_SECRET: 'another-real-secret-of-32-characters-or-more',
+  PUBLIC_BASE_URL: 'https://pay.amil.example.my',
+  PUBLIC_REPORTS_URL: 'https://api.amil.example.my',
+};
+
 test('production refuses demo seeding and defaults it off', () => {
-  const secret = { REPORT_TOKEN_SECRET: 'a-real-secret-of-at-least-32-characters' };
-  assert.equal(loadConfig({ NODE_ENV: 'production', ...secret }).seedDemo, false);
+  assert.equal(loadConfig(PRODUCTION).seedDemo, false);
   assert.throws(
     () => loadConfig({ NODE_ENV: 'production' }),
     /REPORT_TOKEN_SECRET is required in production/,
@@ -81,4 +89,68 @@ test('the demo admin password is refused off loopback and in production; a bad R
 
 test('a bank agency code named twice is refused', () => {
   assert.throws(() => loadConfig({ BANK_AGENCY_ROUTES: 'BANK=test,BANK=LZS' }), /names BANK twice/);
+});
+
+test('public URLs default to where embedded mode listens: the shared port, or a host of its own', () => {
+  assert.deepEqual(loadConfig({}).publicUrls, {
+    base: 'http://127.0.0.1:3000',
+    reports: 'http://127.0.0.1:3000',
+  });
+  assert.deepEqual(loadConfig({ PORT: '3917', REPORTS_PORT: '4002' }).publicUrls, {
+    base: 'http://127.0.0.1:3917',
+    reports: 'http://127.0.0.1:4002',
+  });
+  assert.deepEqual(loadConfig({ HOST: '0.0.0.0', BASE_PORT: '4001' }).publicUrls, {
+    base: 'http://127.0.0.1:4001',
+    reports: 'http://127.0.0.1:3000',
+  });
+  assert.equal(loadConfig({ HOST: '::1' }).publicUrls.base, 'http://[::1]:3000');
+});
+
+test('a public URL is an http(s) origin: given with a trailing slash it is normalised, with a path it is refused', () => {
+  const config = loadConfig({
+    PUBLIC_BASE_URL: 'https://Pay.Amil.Example.MY/',
+    PUBLIC_REPORTS_URL: 'http://10.0.0.5:8080',
+  });
+  assert.deepEqual(config.publicUrls, {
+    base: 'https://pay.amil.example.my',
+    reports: 'http://10.0.0.5:8080',
+  });
+  for (const bad of [
+    'pay.amil.example.my',
+    'ftp://pay.amil.example.my',
+    'https://pay.amil.example.my/amil',
+    'https://user:pw@pay.amil.example.my',
+    'https://pay.amil.example.my/?a=1',
+    'https://pay.amil.example.my#top',
+  ]) {
+    assert.throws(
+      () => loadConfig({ PUBLIC_BASE_URL: bad }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.problems.length === 1 &&
+        /PUBLIC_BASE_URL must be an http\(s\) origin/.test(err.message),
+      bad,
+    );
+  }
+});
+
+test('production requires its own pay-link secret and public URLs; the secret is at least 32 characters', () => {
+  assert.equal(loadConfig(PRODUCTION).payLinkSecret, PRODUCTION.PAY_LINK_SECRET);
+  assert.equal(loadConfig({}).payLinkSecret, DEMO_PAY_LINK_SECRET, 'a demo secret outside production');
+  for (const name of ['PAY_LINK_SECRET', 'PUBLIC_BASE_URL', 'PUBLIC_REPORTS_URL'] as const) {
+    const { [name]: _missing, ...rest } = PRODUCTION;
+    assert.throws(() => loadConfig(rest), new RegExp(`${name} is required in production`));
+  }
+  assert.throws(
+    () => loadConfig({ ...PRODUCTION, PAY_LINK_SECRET: DEMO_PAY_LINK_SECRET }),
+    /PAY_LINK_SECRET must not be the demo secret in production/,
+  );
+  assert.throws(() => loadConfig({ PAY_LINK_SECRET: 'short' }), /PAY_LINK_SECRET needs at least 32/);
+});
+
+test('the QR PNG lifetime is 90 days unless set, within 1 to 3650', () => {
+  assert.equal(loadConfig({}).qr.pngTtlDays, 90);
+  assert.equal(loadConfig({ QR_PNG_TTL_DAYS: '7' }).qr.pngTtlDays, 7);
+  assert.throws(() => loadConfig({ QR_PNG_TTL_DAYS: '0' }), /QR_PNG_TTL_DAYS must be an integer from 1/);
 });

@@ -4,6 +4,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { startApp } from '../helpers.ts';
 import { createWebApp } from '../../ingest/web-app.ts';
+import { signPost } from '../../core/signatures.ts';
+import { LZS_KEY } from '../support/merchant.ts';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
@@ -68,5 +70,31 @@ test('every route the web app serves is in the OpenAPI document, with its method
   for (const route of served) {
     const [method = '', path = ''] = route.split(' ');
     assert.ok(doc.paths[path]?.[method], `${route} is not documented`);
+  }
+});
+
+test('the QR generators answer as their OpenAPI components say', async (t) => {
+  const app = await startApp(t);
+  const doc = (await (await fetch(`${app.url}/api/openapi.json`)).json()) as OpenApi;
+  const ajv = new Ajv2020({ strict: false });
+  addFormats(ajv);
+  ajv.addSchema({ $id: 'doc', components: doc.components });
+  for (const [path, component] of [
+    ['/api/qrcode/v1/generator', 'QrCodeResponse'],
+    ['/api/duitnowqr/v1/generator', 'DuitNowQrResponse'],
+  ] as const) {
+    assert.ok(doc.paths[path]?.post?.responses['201'], path);
+    const { body } = signPost(
+      { agency: 'LZS', paymentCategory: 'zakat-fitrah', refNo: 'R-1', amount: '10.00' },
+      LZS_KEY,
+    );
+    const res = await fetch(`${app.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+    assert.equal(res.status, 201, path);
+    const validate = ajv.compile({ $ref: `doc#/components/schemas/${component}` });
+    assert.equal(validate(await res.json()), true, `${path}: ${JSON.stringify(validate.errors)}`);
   }
 });

@@ -1,0 +1,125 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { ringgitStringToSen } from '../money.ts';
+import { canonicalQuery, encodeRfc3986 } from '../signatures.ts';
+
+/**
+ * Pay links (spec 4.1): `/pay/{agency}/{paymentCategory}/{refNo}/{amount}`. Anyone may build one (the
+ * unsigned QR code). A signed one, made by the QR generator, also carries the extras and the service's own
+ * signature in its query: `?x.<key>=<value>&...&sig=<32 hex>`, so that a changed amount, refNo, category or
+ * extra is refused by the pay page. docs/qr.md has the details.
+ */
+export interface PayLinkFields {
+  agency: string;
+  paymentCategory: string;
+  refNo: string;
+  amount: string;
+}
+
+export interface PayLink extends PayLinkFields {
+  /** Key/value pairs of the signed link (spec 2.2 `extras`), carried into the order. */
+  extras: Readonly<Record<string, string>>;
+}
+
+/** Query parameter of the signature, and the prefix of each extra's parameter. */
+export const SIG_PARAM = 'sig';
+export const EXTRA_PREFIX = 'x.';
+/** The bounds of extras: key pattern, value pattern (printable ASCII without `~`), how many. */
+export const EXTRA_KEY = /^[A-Za-z0-9_]{1,32}$/;
+export const EXTRA_VALUE = /^[\x20-\x7d]{1,64}$/;
+export const MAX_EXTRAS = 10;
+
+const SIGNATURE_HEX = 32;
+// Domain separation: this HMAC can never be mistaken for another use of the secret.
+const MESSAGE_PREFIX = 'amil-pay-link-v1\n';
+const PATH = /^\/pay\/([^/]+)\/([^/]+)\/([^/]+)\/([^/]+)$/;
+
+/** The path of a pay link; every segment percent-encoded (refNo may hold spaces, `/` or `?`). */
+export function payLinkPath(link: PayLinkFields): string {
+  const segments = [link.agency, link.paymentCategory, link.refNo, link.amount].map(encodeURIComponent);
+  return `/pay/${segments.join('/')}`;
+}
+
+/** The decoded fields of a pay link path, or undefined when the path is not one. */
+export function parsePayLinkPath(pathname: string): PayLinkFields | undefined {
+  const match = PATH.exec(pathname);
+  if (!match) return undefined;
+  try {
+    const [agency = '', paymentCategory = '', refNo = '', amount = ''] = match
+      .slice(1)
+      .map(decodeURIComponent);
+    return { agency, paymentCategory, refNo, amount };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a pay link's refNo and amount must be (the agency and category are checked against the store):
+ * refNo printable ASCII without `~`, 1 to 255 characters (2.1); amount ringgit with two decimals, >= 1.00.
+ * Returns the problem, or undefined.
+ */
+export function payLinkFieldProblem(link: PayLinkFields): string | undefined {
+  if (!/^[\x20-\x7d]{1,255}$/.test(link.refNo)) {
+    return 'its refNo must be 1 to 255 printable ASCII characters without ~';
+  }
+  const sen = /^\d{1,9}\.\d{2}$/.test(link.amount) ? ringgitStringToSen(link.amount) : undefined;
+  if (sen === undefined || sen < 100) return 'its amount must be ringgit with two decimals, at least 1.00';
+  return undefined;
+}
+
+/** The service's signature of a pay link: HMAC-SHA256 with PAY_LINK_SECRET, hex, first 32 characters. */
+export function payLinkSignature(secret: string, link: PayLink): string {
+  const params: Record<string, string> = {
+    agency: link.agency,
+    paymentCategory: link.paymentCategory,
+    refNo: link.refNo,
+    amount: link.amount,
+  };
+  for (const [key, value] of Object.entries(link.extras)) params[`${EXTRA_PREFIX}${key}`] = value;
+  const message = MESSAGE_PREFIX + canonicalQuery(params, encodeRfc3986);
+  return createHmac('sha256', secret).update(message, 'utf8').digest('hex').slice(0, SIGNATURE_HEX);
+}
+
+/** The absolute URL of a signed pay link: the path, the extras sorted by key, then `sig`. */
+export function signedPayLinkUrl(origin: string, secret: string, link: PayLink): string {
+  const extras = Object.keys(link.extras)
+    .sort()
+    .map((key) => `${encodeRfc3986(EXTRA_PREFIX + key)}=${encodeRfc3986(link.extras[key] ?? '')}`);
+  const query = [...extras, `${SIG_PARAM}=${payLinkSignature(secret, link)}`].join('&');
+  return `${origin}${payLinkPath(link)}?${query}`;
+}
+
+/** What the query of a pay link says: unsigned (the query is ignored), or a signature and its extras. */
+export type PayLinkQuery =
+  | { signed: false }
+  | { signed: true; signature: string; extras: Record<string, string> }
+  | { malformed: string };
+
+/**
+ * Reads a pay link's query. Without `sig` the link is unsigned and the query is ignored (as an unsigned
+ * link always was). With `sig`: every `x.<key>` is an extra; a repeated parameter or an extra out of bounds
+ * is malformed (it cannot be one we signed). Other parameters (e.g. a messenger's tracking tag) are ignored.
+ */
+export function readPayLinkQuery(query: URLSearchParams): PayLinkQuery {
+  const signatures = query.getAll(SIG_PARAM);
+  if (signatures.length === 0) return { signed: false };
+  const [signature = ''] = signatures;
+  if (signatures.length > 1) return { malformed: `${SIG_PARAM} appears more than once` };
+  const extras: Record<string, string> = {};
+  for (const [name, value] of query) {
+    if (!name.startsWith(EXTRA_PREFIX)) continue;
+    const key = name.slice(EXTRA_PREFIX.length);
+    if (Object.hasOwn(extras, key)) return { malformed: `${name} appears more than once` };
+    if (!EXTRA_KEY.test(key) || !EXTRA_VALUE.test(value))
+      return { malformed: `${name} is not a valid extra` };
+    extras[key] = value;
+  }
+  if (Object.keys(extras).length > MAX_EXTRAS) return { malformed: `more than ${MAX_EXTRAS} extras` };
+  return { signed: true, signature, extras };
+}
+
+/** True when `signature` is the service's signature of the link (constant time). */
+export function payLinkSignatureMatches(secret: string, link: PayLink, signature: string): boolean {
+  if (!/^[0-9a-f]{32}$/.test(signature)) return false;
+  return timingSafeEqual(Buffer.from(payLinkSignature(secret, link)), Buffer.from(signature));
+}
