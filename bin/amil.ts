@@ -1,5 +1,8 @@
 /** The ops CLI: `npm run amil -- <command>` (or `npx amil <command>`). */
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Presets, SingleBar } from 'cli-progress';
 import { randomUUID } from 'node:crypto';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../core/config.ts';
@@ -22,6 +25,9 @@ import type { PipelineRuntime } from '../pipeline/runtime.ts';
 import { runMain } from './run-main.ts';
 import { startWorker } from './start-worker.ts';
 import { asOfNow, reconSinks, runReconciliation } from '../pipeline/recon/run-day.ts';
+import { exportDay, readDayDir, replayDay } from '../pipeline/recon/replay.ts';
+import { compareWorkbooks } from '../reports/reconciliation/compare.ts';
+import { parseOffsetDateTime } from '../core/time.ts';
 
 const program = new Command('amil')
   .description(
@@ -602,6 +608,132 @@ recon
       print(`${run.id}\t${run.businessDate}\t${sinkName(run.sink)}\t${run.trigger}\t${run.file}\t${mail}`);
     }
   });
+
+const instant = (value: string): Date => {
+  const date = parseOffsetDateTime(value);
+  if (!date) throw new InvalidArgumentError('an instant with its offset, e.g. 2026-11-21T00:30:00+08:00');
+  return date;
+};
+
+program
+  .command('export-day')
+  .description(
+    "Write what a replay of a business day needs as fixture files: the day's archived webhook bodies " +
+      '(verbatim), excerpts of earlier bodies for the postings the day shows, and the checkout payments',
+  )
+  .requiredOption('--day <day>', 'business day, YYYY-MM-DD (Asia/Kuala_Lumpur)', day)
+  .requiredOption('--out <dir>', 'directory to write (manifest.json, batches/, payments.json)')
+  .option(
+    '--as-of <instant>',
+    "read as of this instant (default: the latest run of the day's, else now)",
+    instant,
+  )
+  .action(async (opts: { day: string; out: string; asOf?: Date }) => {
+    const d = getDeps();
+    const asOf = opts.asOf ?? (await latestAsOf(d, opts.day)) ?? asOfNow(d);
+    const manifest = await exportDay(d, opts.day, asOf, opts.out);
+    print(
+      `${opts.out}: ${manifest.batches.length} bodies (${manifest.batches.filter((b) => b.excerpt).length} excerpts), ` +
+        `as of ${manifest.asOf}`,
+    );
+  });
+
+program
+  .command('replay')
+  .description(
+    'Run the whole pipeline on a day in an isolated store (ingest, normalise, fan-out, workbooks) and write ' +
+      'its workbooks; --compare checks them cell by cell against the ones the original run emitted',
+  )
+  .requiredOption('--day <day>', 'business day, YYYY-MM-DD (Asia/Kuala_Lumpur)', day)
+  .option(
+    '--from <dir>',
+    'an export-day directory, or a directory of webhook bodies (e.g. fixtures/days/2026-11-20)',
+  )
+  .option('--from-archive', "this store's archive (as of the day's latest run)")
+  .requiredOption('--out <dir>', 'where to write the workbooks')
+  .option('--as-of <instant>', 'read the day as of this instant', instant)
+  .option('--agency <code>', 'one agency (or BANK-TEST)')
+  .option('--compare [dir]', "compare with the workbooks in dir (default: this store's runs of the day)")
+  .action(
+    async (opts: {
+      day: string;
+      from?: string;
+      fromArchive?: boolean;
+      out: string;
+      asOf?: Date;
+      agency?: string;
+      compare?: string | boolean;
+    }) => {
+      if (Boolean(opts.from) === Boolean(opts.fromArchive))
+        throw new InvalidArgumentError('give --from <dir> or --from-archive');
+      const d = getDeps();
+      const agencies = (await d.store.agencies.list()).map((a) => ({
+        code: a.code,
+        name: a.name,
+        settings: a.settings,
+      }));
+      let from = opts.from;
+      let scratch: string | undefined;
+      if (opts.fromArchive) {
+        const asOf = opts.asOf ?? (await latestAsOf(d, opts.day)) ?? asOfNow(d);
+        scratch = mkdtempSync(path.join(tmpdir(), 'amil-export-'));
+        await exportDay(d, opts.day, asOf, scratch);
+        from = scratch;
+      }
+      const archive = readDayDir(from!, opts.day, { asOf: opts.asOf, agencies });
+      const bar = new SingleBar(
+        { format: 'replay {bar} {value}/{total} {stage}', stream: process.stderr },
+        Presets.shades_classic,
+      );
+      bar.start(archive.batches.length + 1, 0, { stage: 'ingest' });
+      try {
+        const results = await replayDay(d, archive, {
+          outDir: opts.out,
+          sinks: opts.agency ? [sinkOf(opts.agency)] : undefined,
+          onProgress: (done, total) => bar.update(done, { stage: done < total ? 'ingest' : 'workbooks' }),
+        });
+        bar.stop();
+        let differs = false;
+        for (const { path: file, run } of results) {
+          print(`${path.basename(file)}  sha256 ${run.fileSha256}`);
+          if (opts.compare === undefined) continue;
+          const original =
+            typeof opts.compare === 'string'
+              ? path.join(opts.compare, path.basename(file))
+              : await originalOf(d, run.sink, opts.day, archive.asOf);
+          if (!original || !existsSync(original)) {
+            print('  no original workbook to compare with');
+            differs = true;
+            continue;
+          }
+          const diff = await compareWorkbooks(original, file, 50);
+          if (diff.identical) print('  identical');
+          else {
+            differs = true;
+            print(`  differs: ${diff.count} cell(s)`);
+            for (const line of diff.lines) print(`    ${line}`);
+          }
+        }
+        if (differs) process.exitCode = 2;
+      } finally {
+        bar.stop();
+        if (scratch) rmSync(scratch, { recursive: true, force: true });
+      }
+    },
+  );
+
+/** The as-of time of the latest run of a day (any sink): what an export or replay reproduces by default. */
+async function latestAsOf(d: Deps, forDay: string): Promise<Date | undefined> {
+  const [run] = await d.store.reconRuns.list({ firstDay: forDay, lastDay: forDay, limit: 1 });
+  return run && new Date(run.asOf);
+}
+
+/** The workbook a run of this store emitted for the sink's day as of that instant. */
+async function originalOf(d: Deps, sink: string, forDay: string, asOf: Date): Promise<string | undefined> {
+  const runs = await d.store.reconRuns.list({ sink, firstDay: forDay, lastDay: forDay, limit: 100 });
+  const run = runs.find((r) => r.asOf === asOf.toISOString() && r.trigger !== 'replay');
+  return run && path.resolve(d.config.dataDir, run.file);
+}
 
 /** The pipeline runtime this configuration uses, without running any job: to look and to retry. */
 async function withRuntime(use: (runtime: PipelineRuntime) => Promise<void>): Promise<void> {

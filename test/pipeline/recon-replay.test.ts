@@ -1,0 +1,163 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { runReconciliation } from '../../pipeline/recon/run-day.ts';
+import { exportDay, readDayDir, replayDay } from '../../pipeline/recon/replay.ts';
+import { TEST_SINK } from '../../core/store/index.ts';
+import { REPO_ROOT, startApp, tempDir } from '../helpers.ts';
+import { runCli } from '../bin/processes.ts';
+import { AS_OF, DAY, generateDay } from '../support/recon-day.ts';
+import { drainPipeline, loadDay } from '../support/recon-load.ts';
+import { readWorkbook, sen, summaryOf } from '../support/workbook.ts';
+
+const FIXTURE_DAY = path.join(REPO_ROOT, 'fixtures/days/2026-11-20');
+
+test('a day exported from the archive replays in an isolated store to byte-identical workbooks, twice', async (t) => {
+  const app = await loadDay(t, generateDay(600));
+  await drainPipeline(app);
+  const originals = new Map<string, Buffer>();
+  for (const sink of ['LZS', 'PPZ', TEST_SINK]) {
+    const { path: file } = await runReconciliation(app.deps, {
+      sink,
+      day: DAY,
+      trigger: 'nightly',
+      asOf: AS_OF,
+    });
+    originals.set(path.basename(file), readFileSync(file));
+  }
+  const exported = tempDir(t);
+  const manifest = await exportDay(app.deps, DAY, AS_OF, exported);
+  // Earlier days come as excerpts: only the records of postings the day shows (pending, settled today).
+  assert.ok(manifest.batches.some((b) => b.excerpt) && manifest.batches.some((b) => !b.excerpt));
+  assert.ok(
+    !readFileSync(path.join(exported, 'manifest.json'), 'utf8').includes('apiKey'),
+    'no API key is exported',
+  );
+
+  const agencies = (await app.deps.store.agencies.list()).map((a) => ({
+    code: a.code,
+    name: a.name,
+    settings: a.settings,
+  }));
+  for (const attempt of [1, 2]) {
+    const out = tempDir(t);
+    const results = await replayDay(app.deps, readDayDir(exported, DAY, { agencies }), { outDir: out });
+    assert.equal(results.length, 3);
+    for (const { path: file } of results) {
+      const original = originals.get(path.basename(file));
+      assert.ok(original, `replay ${attempt} wrote ${path.basename(file)}, a file the original run wrote`);
+      assert.ok(
+        readFileSync(file).equals(original),
+        `replay ${attempt}: ${path.basename(file)} is byte-identical`,
+      );
+    }
+  }
+});
+
+interface ExpectedRecon {
+  as_of: string;
+  sinks: Record<
+    string,
+    {
+      transactions: number;
+      success: [number, number];
+      pending: [number, number];
+      failed: [number, number];
+      flagged: number;
+      pending_closing: [number, number];
+      adjustments: number;
+    }
+  >;
+}
+
+test('the fixture day replays to its committed expected totals', async (t) => {
+  const app = await startApp(t, { LOG_LEVEL: 'warn' });
+  const expected = JSON.parse(
+    readFileSync(path.join(FIXTURE_DAY, 'expected-recon.json'), 'utf8'),
+  ) as ExpectedRecon;
+  const agencies = (await app.deps.store.agencies.list()).map((a) => ({
+    code: a.code,
+    name: a.name,
+    settings: a.settings,
+  }));
+  const archive = readDayDir(FIXTURE_DAY, '2026-11-20', { agencies });
+  assert.equal(archive.asOf.toISOString(), expected.as_of);
+  const results = await replayDay(app.deps, archive, { outDir: tempDir(t) });
+  const actual: ExpectedRecon['sinks'] = {};
+  for (const { path: file, run } of results) {
+    const s = summaryOf((await readWorkbook(file)).sheet('Summary'));
+    const status = (name: string): [number, number] => {
+      const row = s.table('By status').get(name);
+      return [Number(row?.[0]), sen(row?.[1])];
+    };
+    const closing = s.table('Pending roll').get('Closing (pending at as-of)');
+    actual[run.sink === TEST_SINK ? 'BANK-TEST' : run.sink] = {
+      transactions: Number(s.value('Transactions of the day')[0]),
+      success: status('success'),
+      pending: status('pending'),
+      failed: status('failed'),
+      flagged: Number(s.value('Flagged transactions')[0]),
+      pending_closing: [Number(closing?.[0]), sen(closing?.[1])],
+      adjustments: Number(s.value('Changes to earlier days (adjustments)')[0]),
+    };
+  }
+  assert.deepEqual(actual, expected.sinks);
+  // The same figures as the webhook fixture's own expected.json (bank postings only).
+  const webhook = JSON.parse(readFileSync(path.join(FIXTURE_DAY, 'expected.json'), 'utf8')) as {
+    by_agency: Record<string, { success_sen: number }>;
+  };
+  assert.equal(actual.LZS?.success[1], webhook.by_agency.BANKLZS?.success_sen);
+  assert.equal(actual.PPZ?.success[1], webhook.by_agency.BANKPPZ?.success_sen);
+  assert.equal(actual['BANK-TEST']?.success[1], webhook.by_agency.BANK?.success_sen);
+});
+
+test('amil recon run, then amil replay --from-archive --compare says identical', async (t) => {
+  const app = await startApp(t, { LOG_LEVEL: 'warn' });
+  for (const file of ['01-morning.json', '02-bank-live-test.json', '03-afternoon.json', '04-evening.json'])
+    assert.equal((await app.postBatch(readFileSync(path.join(FIXTURE_DAY, file)))).status, 200);
+  await drainPipeline(app);
+  const env = { DATA_DIR: app.dataDir, LOG_LEVEL: 'warn' };
+  const run = await runCli(['recon', 'run', '--day', '2026-11-20'], env);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(
+    run.stdout,
+    /^run \d+ LZS 2026-11-20: 16 transaction\(s\), collected RM 10002\.09, pending roll balances$/m,
+  );
+
+  const out = tempDir(t);
+  const replay = await runCli(
+    ['replay', '--day', '2026-11-20', '--from-archive', '--out', out, '--compare'],
+    env,
+  );
+  assert.equal(replay.code, 0, replay.stdout + replay.stderr);
+  assert.equal(replay.stdout.match(/^ {2}identical$/gm)?.length, 3, replay.stdout);
+
+  // A workbook that differs is reported cell by cell, and the exit code says so: here the fixture files
+  // replayed as of 00:30 the next day, against the archive's run as of now under the same name.
+  const other = tempDir(t);
+  const lzs = readdirSync(out).find((f) => f.startsWith('LZS-'))!;
+  copyFileSync(path.join(out, lzs), path.join(other, 'LZS-2026-11-20-asof-20261120T163000Z.xlsx'));
+  const fixture = await runCli(
+    [
+      'replay',
+      '--day',
+      '2026-11-20',
+      '--from',
+      FIXTURE_DAY,
+      '--out',
+      tempDir(t),
+      '--agency',
+      'LZS',
+      '--compare',
+      other,
+    ],
+    env,
+  );
+  assert.equal(fixture.code, 2, fixture.stderr);
+  assert.match(fixture.stdout, /^ {2}differs: \d+ cell\(s\)$/m);
+  assert.match(
+    fixture.stdout,
+    /^ {4}Summary!B5: "\d{4}-\d\d-\d\d \d\d:\d\d:\d\d" -> "2026-11-21 00:30:00"$/m,
+  );
+});
