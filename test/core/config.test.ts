@@ -154,3 +154,34 @@ test('the QR PNG lifetime is 90 days unless set, within 1 to 3650', () => {
   assert.equal(loadConfig({ QR_PNG_TTL_DAYS: '7' }).qr.pngTtlDays, 7);
   assert.throws(() => loadConfig({ QR_PNG_TTL_DAYS: '0' }), /QR_PNG_TTL_DAYS must be an integer from 1/);
 });
+
+test('reconciliation: the nightly cron, bank-test recipients and SMTP_URL are checked; unset SMTP writes .eml files', () => {
+  const config = loadConfig({ DATA_DIR: '/tmp/amil-config' });
+  assert.equal(config.recon.cron, '30 0 * * *');
+  assert.deepEqual(config.recon.bankTestRecipients, []);
+  assert.equal(config.recon.dir, '/tmp/amil-config/reconciliation');
+  assert.equal(config.mail.smtpUrl, undefined);
+  assert.equal(config.mail.dir, '/tmp/amil-config/mail');
+  const set = loadConfig({
+    RECON_CRON: '0 1 * * 1-5',
+    BANK_TEST_RECIPIENTS: 'ops@bank.example.my, it@bank.example.my',
+    SMTP_URL: 'smtps://user:secret@mail.example.my:465',
+  });
+  assert.deepEqual(set.recon.bankTestRecipients, ['ops@bank.example.my', 'it@bank.example.my']);
+  assert.equal(set.mail.smtpUrl, 'smtps://user:secret@mail.example.my:465');
+  assert.throws(
+    () =>
+      loadConfig({
+        RECON_CRON: 'at half past midnight',
+        BANK_TEST_RECIPIENTS: 'ops',
+        SMTP_URL: 'http://mail',
+      }),
+    (err: unknown) =>
+      err instanceof ConfigError &&
+      err.problems.length === 3 &&
+      /RECON_CRON/.test(err.problems[0] ?? '') &&
+      /BANK_TEST_RECIPIENTS: "ops"/.test(err.problems[1] ?? '') &&
+      /SMTP_URL/.test(err.problems[2] ?? '') &&
+      !err.message.includes('http://mail'),
+  );
+});
