@@ -27,7 +27,7 @@ test('the nightly run fires at 00:30 in Kuala Lumpur and reconciles the day befo
 test('embedded mode puts the last firing in the outbox at start, once per day', async (t) => {
   const clock = fixedClock('2026-11-21T09:00:00+08:00');
   const app = await startApp(t, { LOG_LEVEL: 'warn' }, { clock });
-  for (const _ of [1, 2]) {
+  for (let start = 0; start < 2; start += 1) {
     const scheduler = createNightlyScheduler(app.deps);
     await scheduler.start();
     scheduler.stop();
