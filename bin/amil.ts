@@ -604,7 +604,11 @@ recon
         ? `mailed ${sent.at}`
         : run.deliveries.length > 0
           ? `${run.deliveries.length} failed attempt(s)`
-          : 'not mailed';
+          : run.trigger === 'replay'
+            ? 'replays are not mailed'
+            : run.sink === TEST_SINK && getDeps().config.recon.bankTestRecipients.length === 0
+              ? 'not mailed: no BANK_TEST_RECIPIENTS'
+              : 'not mailed yet';
       print(`${run.id}\t${run.businessDate}\t${sinkName(run.sink)}\t${run.trigger}\t${run.file}\t${mail}`);
     }
   });

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import nodemailer from 'nodemailer';
 
 export interface MailAttachment {
@@ -52,7 +53,12 @@ export function createMailer(options: { smtpUrl: string | undefined; from: strin
         attachments: [...message.attachments],
       });
       mkdirSync(options.dir, { recursive: true });
-      const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${info.messageId.replace(/[^A-Za-z0-9.-]/g, '')}.eml`;
+      // A name that sorts by time and says what it is: 2026-11-22T02-31-37-448Z-Zakat-reconciliation-....eml
+      const subject = message.subject
+        .replace(/[^A-Za-z0-9]+/g, '-')
+        .replace(/^-|-$/g, '')
+        .slice(0, 80);
+      const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${subject}-${randomUUID().slice(0, 8)}.eml`;
       const file = path.join(options.dir, name);
       writeFileSync(`${file}.tmp`, info.message as Buffer);
       renameSync(`${file}.tmp`, file);

@@ -1,4 +1,5 @@
 import { formatSen } from '../../core/money.ts';
+import { formatKl } from '../../core/time.ts';
 import type { ReconRunRow } from '../../core/store/index.ts';
 
 interface Headline {
@@ -16,13 +17,15 @@ export function reconEmail(
   isTest: boolean,
 ): { subject: string; text: string } {
   const h = run.totals as Headline;
-  const rm = (sen: number) => `RM ${formatSen(sen)}`;
+  // Ringgit with thousands separators, from sen (formatSen gives the plain two decimals).
+  const rm = (sen: number) => `RM ${formatSen(sen).replace(/\B(?=(\d{3})+(?!\d))(?=\d*\.)/g, ',')}`;
   const what = isTest ? 'Bank live-test report' : 'Zakat reconciliation';
   const lines = [
-    `${what} for ${title}, business day ${run.businessDate} (Asia/Kuala_Lumpur).`,
+    `${what} for ${title}, business day ${run.businessDate} (Asia/Kuala_Lumpur),`,
+    `as of ${formatKl(new Date(run.asOf))} (UTC+8).`,
     '',
     `Collected (success): ${h.success.count} transaction(s), ${rm(h.success.sumSen)}`,
-    `Pending at the cut-off: ${h.pending.count}, ${rm(h.pending.sumSen)}`,
+    `Still pending: ${h.pending.count}, ${rm(h.pending.sumSen)}`,
     `Failed: ${h.failed.count}, ${rm(h.failed.sumSen)}`,
     `Adjustments to earlier days: ${h.adjustments.count}, change to collected ${rm(h.adjustments.collectedDeltaSen)}`,
     `Pending roll (opening + movements = closing): ${h.pendingBalances ? 'balances' : 'DOES NOT BALANCE'}`,

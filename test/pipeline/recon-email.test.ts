@@ -83,13 +83,12 @@ test('the workbook is e-mailed over SMTP to the agency, retried, every delivery 
   assert.deepEqual(to, ['kewangan@lzs.example.my']);
   assert.deepEqual(mail.from?.value, [{ name: 'amil', address: 'recon@amil.test' }]);
   assert.equal(mail.subject, `Zakat reconciliation ${DAY}: Lembaga Zakat Selangor`);
-  // The body carries the day's headline totals.
-  assert.match(
-    mail.text ?? '',
-    new RegExp(
-      `Collected \\(success\\): ${summary.byStatus.success.count} transaction\\(s\\), RM ${formatSen(summary.byStatus.success.sumSen).replace('.', '\\.')}`,
-    ),
-  );
+  // The body carries the day's headline totals (ringgit with thousands separators).
+  const collected = /Collected \(success\): (\d+) transaction\(s\), RM ([\d,]+\.\d\d)/.exec(mail.text ?? '');
+  assert.equal(Number(collected?.[1]), summary.byStatus.success.count);
+  assert.equal(collected?.[2]?.replace(/,/g, ''), formatSen(summary.byStatus.success.sumSen));
+  assert.match(collected?.[2] ?? '', /^\d{1,3}(,\d{3})+\.\d\d$/, 'grouped by thousands');
+  assert.match(mail.text ?? '', /as of 2026-11-21 00:30:00 \(UTC\+8\)\./);
   assert.match(mail.text ?? '', /Pending roll \(opening \+ movements = closing\): balances/);
 
   // The attachment is the run's workbook, byte for byte, and opens with exceljs.
