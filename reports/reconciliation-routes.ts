@@ -8,18 +8,11 @@ import { formatSen } from '../core/money.ts';
 import type { ReconRunRow } from '../core/store/index.ts';
 import { reportAgency, requireReportAuth } from './auth.ts';
 import type { ReconciliationRuns } from '../schemas/index.ts';
+import type { Headline } from './reconciliation/summary.ts';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const MAX_RUNS = 500;
-
-interface Headline {
-  success: { count: number; sumSen: number };
-  pending: { count: number; sumSen: number };
-  failed: { count: number; sumSen: number };
-  pendingBalances: boolean;
-  adjustments: { count: number; collectedDeltaSen: number };
-}
 
 /**
  * The reconciliation runs of the {reports_url} host: an agency lists its runs and downloads their

@@ -28,16 +28,17 @@ export interface Mailer {
  * mode needs no mail server and a user can open what would have been sent.
  */
 export function createMailer(options: { smtpUrl: string | undefined; from: string; dir: string }): Mailer {
+  const mailOf = (message: MailMessage) => ({
+    from: options.from,
+    ...message,
+    to: [...message.to],
+    attachments: [...message.attachments],
+  });
   if (options.smtpUrl) {
     const transport = nodemailer.createTransport(options.smtpUrl);
     return {
       async send(message) {
-        const info = await transport.sendMail({
-          from: options.from,
-          ...message,
-          to: [...message.to],
-          attachments: [...message.attachments],
-        });
+        const info = await transport.sendMail(mailOf(message));
         return { messageId: info.messageId };
       },
       close: () => transport.close(),
@@ -46,12 +47,7 @@ export function createMailer(options: { smtpUrl: string | undefined; from: strin
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   return {
     async send(message) {
-      const info = await transport.sendMail({
-        from: options.from,
-        ...message,
-        to: [...message.to],
-        attachments: [...message.attachments],
-      });
+      const info = await transport.sendMail(mailOf(message));
       mkdirSync(options.dir, { recursive: true });
       // A name that sorts by time and says what it is: 2026-11-22T02-31-37-448Z-Zakat-reconciliation-....eml
       const subject = message.subject

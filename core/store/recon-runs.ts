@@ -8,24 +8,7 @@ export type ReconTrigger = 'nightly' | 'manual' | 'replay';
 export const RECON_EMAIL_QUEUE = 'recon-email';
 export const reconEmailJobId = (runId: number): string => `recon-email.${runId}`;
 
-export interface NewReconRun {
-  sink: string;
-  businessDate: string;
-  trigger: ReconTrigger;
-  asOf: string;
-  startedAt: string;
-  finishedAt: string;
-  fingerprint: string;
-  file: string;
-  fileSha256: string;
-  fileBytes: number;
-  inputCounts: Record<string, number>;
-  totals: unknown;
-  changes: string | null;
-  /** Send the workbook by e-mail (through the outbox, in the run's own transaction). */
-  email: boolean;
-}
-
+/** A recorded run: one workbook of one sink's business day. */
 export interface ReconRunRow {
   id: number;
   sink: string;
@@ -40,8 +23,14 @@ export interface ReconRunRow {
   fileBytes: number;
   inputCounts: Record<string, number>;
   totals: unknown;
+  /** The run of the same day before this one. */
   previousRun: number | null;
   changes: string | null;
+}
+
+export interface NewReconRun extends Omit<ReconRunRow, 'id' | 'previousRun'> {
+  /** Send the workbook by e-mail (through the outbox, in the run's own transaction). */
+  email: boolean;
 }
 
 export interface ReconDelivery {

@@ -3,7 +3,7 @@ import { createReadStream, mkdirSync, renameSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Deps } from '../../core/deps.ts';
 import { TEST_SINK, type ReconRunRow, type ReconTrigger } from '../../core/store/index.ts';
-import { summarise, type DaySummary } from '../../reports/reconciliation/summary.ts';
+import { headline, summarise, type DaySummary } from '../../reports/reconciliation/summary.ts';
 import { writeReconWorkbook } from '../../reports/reconciliation/workbook.ts';
 import { compareWorkbooks } from '../../reports/reconciliation/compare.ts';
 import { EXCEPTION_CODES } from '../normalise/rules.ts';
@@ -106,17 +106,6 @@ export function asOfNow(deps: Deps): Date {
 /** Who receives a sink's workbook: the agency's report recipients, or the bank-test recipients. */
 export function recipientsOf(deps: Deps, agencyRecipients: readonly string[] | undefined): string[] {
   return [...(agencyRecipients ?? deps.config.recon.bankTestRecipients)];
-}
-
-/** The day's headline totals in sen: what the e-mail body and the run listing show. */
-export function headline(summary: DaySummary) {
-  return {
-    success: summary.byStatus.success,
-    pending: summary.byStatus.pending,
-    failed: summary.byStatus.failed,
-    pendingBalances: summary.pending.balances,
-    adjustments: summary.adjustments,
-  };
 }
 
 async function describeChanges(

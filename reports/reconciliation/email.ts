@@ -1,14 +1,7 @@
 import { formatSen } from '../../core/money.ts';
 import { formatKl } from '../../core/time.ts';
 import type { ReconRunRow } from '../../core/store/index.ts';
-
-interface Headline {
-  success: { count: number; sumSen: number };
-  pending: { count: number; sumSen: number };
-  failed: { count: number; sumSen: number };
-  pendingBalances: boolean;
-  adjustments: { count: number; collectedDeltaSen: number };
-}
+import type { Headline } from './summary.ts';
 
 /** The nightly e-mail: the day's headline totals in the body, the workbook attached. */
 export function reconEmail(

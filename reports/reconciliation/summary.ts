@@ -201,3 +201,22 @@ export function collectedDelta(move: ReconMovement): number {
   const after = move.status === 'success' ? move.amountSen : 0;
   return after - before;
 }
+
+/** The day's headline totals in sen, kept with the run: what the e-mail body and the run listing show. */
+export interface Headline {
+  success: Total;
+  pending: Total;
+  failed: Total;
+  pendingBalances: boolean;
+  adjustments: DaySummary['adjustments'];
+}
+
+export function headline(summary: DaySummary): Headline {
+  return {
+    success: summary.byStatus.success,
+    pending: summary.byStatus.pending,
+    failed: summary.byStatus.failed,
+    pendingBalances: summary.pending.balances,
+    adjustments: summary.adjustments,
+  };
+}
