@@ -150,19 +150,23 @@ export class ReconSnapshot {
   }
 
   /** Every posting and checkout payment of the business day, at its latest state as of as-of. */
-  *transactions(): Generator<ReconItem> {
+  *transactions(options: { flaggedOnly?: boolean } = {}): Generator<ReconItem> {
     // Checkout rows first: one connection runs one statement at a time while the bank rows stream.
-    const rows = this.checkoutRows(
-      `p.created_at >= @start AND p.created_at < @end`,
-      LATEST_EVENT_AT('@asOf'),
-      this.params,
-    );
+    // (Checkout payments carry no exception codes.)
+    const rows = options.flaggedOnly
+      ? []
+      : this.checkoutRows(
+          `p.created_at >= @start AND p.created_at < @end`,
+          LATEST_EVENT_AT('@asOf'),
+          this.params,
+        );
     const bank = this.db
       .prepare<Record<string, unknown>, ReconItem>(
         `SELECT ${BANK_ITEM_COLUMNS}
          FROM ledger_entries l JOIN normalised_postings n ON n.posting_id = l.posting_id AND n.version = l.version
          JOIN bank_postings bp ON bp.id = l.posting_id
          WHERE l.sink = @sink AND l.business_date = @day AND l.received_at < @asOf AND ${LATEST_AT('@asOf')}
+           ${options.flaggedOnly ? "AND n.exceptions <> '[]'" : ''}
          ORDER BY bp.time_utc, n.orderno`,
       )
       .iterate(this.params);

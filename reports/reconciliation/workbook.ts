@@ -59,9 +59,7 @@ export async function writeReconWorkbook(input: WorkbookInput): Promise<void> {
 
   await table(workbook, 'Transactions', TRANSACTION_COLUMNS, snapshot.transactions(), transactionRow);
 
-  const flagged = (function* () {
-    for (const item of snapshot.transactions()) if (item.exceptions !== '[]') yield item;
-  })();
+  const flagged = snapshot.transactions({ flaggedOnly: true });
   await table(
     workbook,
     'Exceptions',
