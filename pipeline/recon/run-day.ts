@@ -34,9 +34,9 @@ export async function reconSinks(deps: Deps): Promise<string[]> {
 }
 
 /**
- * Reconciles one sink's business day: reads it as of the day's cut-off, writes the workbook, records the
- * run (files, SHA-256, input counts, what changed since the previous run) and, unless it is a replay,
- * queues the e-mail in the same transaction.
+ * Reconciles one sink's business day: reads it as of `asOf` (default now) once the pipeline has caught up,
+ * writes the workbook, records the run (file, SHA-256, input counts, what changed since the previous run)
+ * and, unless it is a replay, queues the e-mail in the same transaction.
  */
 export async function runReconciliation(
   deps: Deps,
