@@ -557,7 +557,7 @@ recon
   .action(async (opts: { day: string; agency?: string }) => {
     const d = getDeps();
     const sinks = opts.agency ? [sinkOf(opts.agency)] : await reconSinks(d);
-    const asOf = asOfNow(d);
+    const asOf = await asOfNow(d);
     for (const sink of sinks) {
       const {
         run,
@@ -634,7 +634,7 @@ program
   )
   .action(async (opts: { day: string; out: string; asOf?: Date }) => {
     const d = getDeps();
-    const asOf = opts.asOf ?? (await latestAsOf(d, opts.day)) ?? asOfNow(d);
+    const asOf = opts.asOf ?? (await latestAsOf(d, opts.day)) ?? (await asOfNow(d));
     const manifest = await exportDay(d, opts.day, asOf, opts.out);
     print(
       `${opts.out}: ${manifest.batches.length} bodies (${manifest.batches.filter((b) => b.excerpt).length} excerpts), ` +
@@ -679,7 +679,7 @@ program
       let from = opts.from;
       let scratch: string | undefined;
       if (opts.fromArchive) {
-        const asOf = opts.asOf ?? (await latestAsOf(d, opts.day)) ?? asOfNow(d);
+        const asOf = opts.asOf ?? (await latestAsOf(d, opts.day)) ?? (await asOfNow(d));
         scratch = mkdtempSync(path.join(tmpdir(), 'amil-export-'));
         await exportDay(d, opts.day, asOf, scratch);
         from = scratch;

@@ -77,7 +77,7 @@ const CHECKOUT_ITEM_COLUMNS = `p.order_no AS orderNo, p.payment_method AS channe
     AND x.source <> 'checkout' AND x.id <= e.id) AS version`;
 /** The posting's latest ledger version received before @at. */
 const LATEST_AT = (at: string) => `NOT EXISTS (SELECT 1 FROM ledger_entries l2 WHERE l2.sink = l.sink
-  AND l2.posting_id = l.posting_id AND l2.version > l.version AND l2.received_at < ${at})`;
+  AND l2.posting_id = l.posting_id AND l2.version > l.version AND +l2.received_at < ${at})`;
 /** The payment's latest acquirer event before @at (the order's own 'checkout' event is not one). */
 const LATEST_EVENT_AT = (at: string) => `(SELECT max(x.id) FROM payment_events x WHERE x.order_no = p.order_no
   AND x.source <> 'checkout' AND x.at < ${at})`;
@@ -165,8 +165,8 @@ export class ReconSnapshot {
         `SELECT ${BANK_ITEM_COLUMNS}
          FROM ledger_entries l JOIN normalised_postings n ON n.posting_id = l.posting_id AND n.version = l.version
          JOIN bank_postings bp ON bp.id = l.posting_id
-         WHERE l.sink = @sink AND l.business_date = @day AND l.received_at < @asOf AND ${LATEST_AT('@asOf')}
-           ${options.flaggedOnly ? "AND n.exceptions <> '[]'" : ''}
+         WHERE l.sink = @sink AND l.business_date = @day AND +l.received_at < @asOf AND ${LATEST_AT('@asOf')}
+           ${options.flaggedOnly ? "AND l.exceptions <> '[]'" : ''}
          ORDER BY bp.time_utc, n.orderno`,
       )
       .iterate(this.params);
@@ -215,10 +215,12 @@ export class ReconSnapshot {
 
   /**
    * Every record of this day or earlier that changed from the start of the day until as-of, with its
-   * state before the day and at as-of.
+   * state before the day and at as-of. `adjustmentsOnly`: only records of earlier days.
    */
-  *movements(): Generator<ReconMovement> {
+  *movements(options: { adjustmentsOnly?: boolean } = {}): Generator<ReconMovement> {
     const params = this.params;
+    // (A unary + keeps SQLite from walking the sink's whole received-time index for a single posting:
+    // the primary key (sink, posting_id, version) is the way in.)
     yield* this.db
       .prepare<Record<string, unknown>, ReconMovement>(
         `SELECT n.orderno AS orderNo, 'bank' AS channel, l.business_date AS businessDate,
@@ -228,9 +230,10 @@ export class ReconSnapshot {
          JOIN normalised_postings n ON n.posting_id = l.posting_id AND n.version = l.version
          LEFT JOIN ledger_entries pb ON pb.sink = l.sink AND pb.posting_id = l.posting_id
            AND pb.version = (SELECT max(x.version) FROM ledger_entries x WHERE x.sink = l.sink
-             AND x.posting_id = l.posting_id AND x.received_at < @start)
+             AND x.posting_id = l.posting_id AND +x.received_at < @start)
          WHERE l.sink = @sink AND l.received_at >= @start AND l.received_at < @asOf AND l.business_date <= @day
            AND ${LATEST_AT('@asOf')}
+           ${options.adjustmentsOnly ? 'AND l.is_adjustment = 1 AND l.business_date < @day' : ''}
          ORDER BY l.business_date, n.orderno, l.version`,
       )
       .iterate(params);
@@ -245,7 +248,7 @@ export class ReconSnapshot {
          FROM payment_events e JOIN payments p ON p.order_no = e.order_no
          LEFT JOIN payment_events eb ON eb.id = ${LATEST_EVENT_AT('@start')}
          WHERE e.source <> 'checkout' AND e.at >= @start AND e.at < @asOf AND p.agency_code = @agency
-           AND p.created_at < @end AND e.id = ${LATEST_EVENT_AT('@asOf')}
+           AND p.created_at < ${options.adjustmentsOnly ? '@start' : '@end'} AND e.id = ${LATEST_EVENT_AT('@asOf')}
          ORDER BY p.created_at, p.order_no`,
       )
       .all(params)

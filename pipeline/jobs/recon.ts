@@ -26,7 +26,7 @@ export const reconNightlyJob: JobDefinition<ReconNightlyData> = {
     const day = data.day ?? prevDay(businessDate(deps.clock.now()));
     if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new PermanentJobError(`bad day ${day}`);
     const waiting: string[] = [];
-    const asOf = asOfNow(deps); // one as-of for every sink of the night
+    const asOf = await asOfNow(deps); // one as-of for every sink of the night
     for (const sink of await reconSinks(deps)) {
       if (await deps.store.reconRuns.hasNightly(sink, day)) continue;
       try {

