@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import type { PaymentEvent, PaymentRow } from './payments.ts';
 import { klDayStartUtc, nextDay } from '../time.ts';
 
 /** One archived webhook body, verbatim, or an excerpt holding only the records of postings in question. */
@@ -11,20 +12,22 @@ export interface ArchivedBatch {
 }
 
 export interface ArchivedPayment {
-  payment: {
-    orderNo: string;
-    agencyCode: string;
-    refNo: string;
-    extraData: string | null;
-    paymentCategory: string | null;
-    amountSen: number;
-    addChargeSen: number;
-    email: string;
-    returnUrl: string;
-    paymentMethod: string | null;
-    createdAt: string;
-  };
-  events: { at: string; status: string; debitAuthCode: string | null; source: string }[];
+  /** The order as made and paid; its status comes from its events. */
+  payment: Pick<
+    PaymentRow,
+    | 'orderNo'
+    | 'agencyCode'
+    | 'refNo'
+    | 'extraData'
+    | 'paymentCategory'
+    | 'amountSen'
+    | 'addChargeSen'
+    | 'email'
+    | 'returnUrl'
+    | 'paymentMethod'
+    | 'createdAt'
+  >;
+  events: PaymentEvent[];
   anomalies: { storedStatus: string; incomingCode: string; source: string; seenAt: string }[];
 }
 
