@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import type { Deps } from '../../core/deps.ts';
 import { TEST_SINK, type ReconRunRow, type ReconTrigger } from '../../core/store/index.ts';
-import { headline, summarise, type DaySummary } from '../../reports/reconciliation/summary.ts';
+import { headline, type DaySummary } from '../../reports/reconciliation/summary.ts';
 import { writeReconWorkbook } from '../../reports/reconciliation/workbook.ts';
 import { compareWorkbooks } from '../../reports/reconciliation/compare.ts';
 import { EXCEPTION_CODES } from '../normalise/rules.ts';
@@ -56,14 +56,15 @@ export async function runReconciliation(
           `not normalised, ${ready.forSink - ready.ledgered} not in the ${options.sink} ledger`,
       );
     }
-    const summary = summarise(snapshot);
     const dir = options.dir ?? path.join(deps.config.recon.dir, options.day);
     mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, workbookName(summary));
+    const file = path.join(
+      dir,
+      workbookName({ sink: options.sink, day: options.day, asOf: asOf.toISOString() }),
+    );
     const partial = `${file}.partial`;
-    await writeReconWorkbook({
+    const summary = await writeReconWorkbook({
       snapshot,
-      summary,
       title: agency?.name ?? 'Bank live tests',
       explanations: EXCEPTION_CODES,
       file: partial,

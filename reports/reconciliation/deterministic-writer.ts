@@ -44,6 +44,29 @@ export class DeterministicWorkbookWriter extends ExcelJS.stream.xlsx.WorkbookWri
     };
   }
 
+  /**
+   * Keeps the first sheet's place (id 1, the first tab) for a sheet written last: the Summary, whose figures
+   * are known only once the other sheets are written. A streamed sheet's zip entry opens when the sheet is
+   * added and holds back every later entry until it is committed, so the Summary cannot simply be added
+   * first and filled last; it is added last into the place kept for it (exceljs gives a new sheet the first
+   * free id).
+   */
+  reserveFirstSheet(): void {
+    this.sheetSlots()[1] = { committed: true };
+  }
+
+  /** Adds a sheet into the place reserveFirstSheet kept. */
+  addReservedSheet(name: string, options: Partial<ExcelJS.AddWorksheetOptions>): ExcelJS.Worksheet {
+    this.sheetSlots()[1] = undefined;
+    const sheet = this.addWorksheet(name, options);
+    if (sheet.id !== 1) throw new Error('the first sheet place was not kept');
+    return sheet;
+  }
+
+  private sheetSlots(): unknown[] {
+    return (this as unknown as { _worksheets: unknown[] })._worksheets;
+  }
+
   /** Handed from the constructor to addThemes, which runs inside super() before `this` is usable. */
   private static nextDate: Date | undefined;
 

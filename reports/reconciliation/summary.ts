@@ -78,8 +78,21 @@ export function canonicalType(item: Pick<ReconItem, 'channel' | 'typeRaw'>): str
   return name === 'zakat_fitrah' ? 'fitrah' : name;
 }
 
-/** Reads the whole day once: control totals, the pending roll, and the fingerprint of all the content. */
+/** Reads the whole day: control totals, the pending roll, and the fingerprint of all the content. */
 export function summarise(snapshot: ReconSnapshot): DaySummary {
+  const builder = summaryBuilder(snapshot);
+  for (const item of snapshot.transactions()) builder.transaction(item);
+  return builder.finish();
+}
+
+/**
+ * The summary built along the way: the workbook hands it each transaction as it writes the row (one read
+ * of the day's transactions, not two), then `finish` reads the pending roll and the anomalies.
+ */
+export function summaryBuilder(snapshot: ReconSnapshot): {
+  transaction(item: ReconItem): void;
+  finish(): DaySummary;
+} {
   const hash = createHash('sha256');
   const feed = (section: string, value: unknown) => hash.update(`${section}\t${JSON.stringify(value)}\n`);
   // The as-of time is not content: two runs that read the same records share a fingerprint.
@@ -103,7 +116,7 @@ export function summarise(snapshot: ReconSnapshot): DaySummary {
 
   let transactions = 0;
   let flagged = 0;
-  for (const item of snapshot.transactions()) {
+  const transaction = (item: ReconItem) => {
     feed('t', item);
     transactions += 1;
     if (item.exceptions !== '[]') flagged += 1;
@@ -111,76 +124,79 @@ export function summarise(snapshot: ReconSnapshot): DaySummary {
     count('type', canonicalType(item), item);
     count('state', item.state ?? '(none)', item);
     count('channel', item.channel, item);
-  }
-
-  const roll: PendingRoll = {
-    opening: zero(),
-    added: zero(),
-    succeeded: zero(),
-    failed: zero(),
-    amountChanges: zero(),
-    closing: zero(),
-    balances: false,
   };
-  for (const item of snapshot.pending('opening')) add(roll.opening, item.amountSen);
-  let movements = 0;
-  const adjustments = { count: 0, collectedDeltaSen: 0 };
-  for (const move of snapshot.movements()) {
-    feed('m', move);
-    movements += 1;
-    rollMovement(roll, move);
-    if (move.businessDate < snapshot.day) {
-      adjustments.count += 1;
-      adjustments.collectedDeltaSen += collectedDelta(move);
+
+  const finish = (): DaySummary => {
+    const roll: PendingRoll = {
+      opening: zero(),
+      added: zero(),
+      succeeded: zero(),
+      failed: zero(),
+      amountChanges: zero(),
+      closing: zero(),
+      balances: false,
+    };
+    for (const item of snapshot.pending('opening')) add(roll.opening, item.amountSen);
+    let movements = 0;
+    const adjustments = { count: 0, collectedDeltaSen: 0 };
+    for (const move of snapshot.movements()) {
+      feed('m', move);
+      movements += 1;
+      rollMovement(roll, move);
+      if (move.businessDate < snapshot.day) {
+        adjustments.count += 1;
+        adjustments.collectedDeltaSen += collectedDelta(move);
+      }
     }
-  }
-  for (const item of snapshot.pending('closing')) {
-    feed('p', item);
-    add(roll.closing, item.amountSen);
-  }
-  const anomalies = snapshot.anomalies();
-  for (const anomaly of anomalies) feed('a', anomaly);
+    for (const item of snapshot.pending('closing')) {
+      feed('p', item);
+      add(roll.closing, item.amountSen);
+    }
+    const anomalies = snapshot.anomalies();
+    for (const anomaly of anomalies) feed('a', anomaly);
 
-  const expected = {
-    count:
-      roll.opening.count +
-      roll.added.count -
-      roll.succeeded.count -
-      roll.failed.count +
-      roll.amountChanges.count,
-    sumSen:
-      roll.opening.sumSen +
-      roll.added.sumSen -
-      roll.succeeded.sumSen -
-      roll.failed.sumSen +
-      roll.amountChanges.sumSen,
-  };
-  roll.balances = expected.count === roll.closing.count && expected.sumSen === roll.closing.sumSen;
+    const expected = {
+      count:
+        roll.opening.count +
+        roll.added.count -
+        roll.succeeded.count -
+        roll.failed.count +
+        roll.amountChanges.count,
+      sumSen:
+        roll.opening.sumSen +
+        roll.added.sumSen -
+        roll.succeeded.sumSen -
+        roll.failed.sumSen +
+        roll.amountChanges.sumSen,
+    };
+    roll.balances = expected.count === roll.closing.count && expected.sumSen === roll.closing.sumSen;
 
-  const fingerprint = hash.digest('hex');
-  const sorted = (map: Map<string, BreakdownLine>) =>
-    [...map.values()].sort((a, b) => (a.key < b.key ? -1 : 1));
-  return {
-    sink: snapshot.sink,
-    day: snapshot.day,
-    asOf: snapshot.asOf,
-    fingerprint,
-    runId: `${snapshot.sink.replace('#', '')}-${snapshot.day.replace(/-/g, '')}-${fingerprint.slice(0, 10)}`,
-    inputs: {
-      transactions,
-      flagged,
-      anomalies: anomalies.length,
-      movements,
-      adjustments: adjustments.count,
-      pendingClosing: roll.closing.count,
-    },
-    byStatus,
-    byType: sorted(breakdowns.type),
-    byState: sorted(breakdowns.state),
-    byChannel: sorted(breakdowns.channel),
-    pending: roll,
-    adjustments,
+    const fingerprint = hash.digest('hex');
+    const sorted = (map: Map<string, BreakdownLine>) =>
+      [...map.values()].sort((a, b) => (a.key < b.key ? -1 : 1));
+    return {
+      sink: snapshot.sink,
+      day: snapshot.day,
+      asOf: snapshot.asOf,
+      fingerprint,
+      runId: `${snapshot.sink.replace('#', '')}-${snapshot.day.replace(/-/g, '')}-${fingerprint.slice(0, 10)}`,
+      inputs: {
+        transactions,
+        flagged,
+        anomalies: anomalies.length,
+        movements,
+        adjustments: adjustments.count,
+        pendingClosing: roll.closing.count,
+      },
+      byStatus,
+      byType: sorted(breakdowns.type),
+      byState: sorted(breakdowns.state),
+      byChannel: sorted(breakdowns.channel),
+      pending: roll,
+      adjustments,
+    };
   };
+  return { transaction, finish };
 }
 
 /** A movement's part in the pending roll. */

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { setTimeout } from 'node:timers/promises';
 import type ExcelJS from 'exceljs';
-import { formatKl } from '../../core/time.ts';
+import { formatKl, klDayStartUtc } from '../../core/time.ts';
 import { TEST_SINK } from '../../core/store/index.ts';
 import type {
   ReconChannel,
@@ -14,6 +14,7 @@ import { DeterministicWorkbookWriter } from './deterministic-writer.ts';
 import {
   canonicalType,
   collectedDelta,
+  summaryBuilder,
   STATUSES,
   type BreakdownLine,
   type DaySummary,
@@ -22,7 +23,6 @@ import {
 
 export interface WorkbookInput {
   snapshot: ReconSnapshot;
-  summary: DaySummary;
   /** The agency's name (or the bank test report's title). */
   title: string;
   /** Plain-language explanation of each exception code. */
@@ -53,15 +53,21 @@ interface Column {
 
 /**
  * Writes one sink's reconciliation workbook for one day with exceljs's streaming writer, so a day of a
- * million rows never sits in memory. Same snapshot, same bytes (see DeterministicWorkbookWriter).
+ * million rows never sits in memory, and returns its summary. The day's transactions are read once: the
+ * summary is counted as their rows are written, and the Summary sheet (the first tab) is written last.
+ * Same snapshot, same bytes (see DeterministicWorkbookWriter).
  */
-export async function writeReconWorkbook(input: WorkbookInput): Promise<void> {
-  const { snapshot, summary } = input;
-  const workbook = new DeterministicWorkbookWriter({ filename: input.file, date: new Date(summary.asOf) });
+export async function writeReconWorkbook(input: WorkbookInput): Promise<DaySummary> {
+  const { snapshot } = input;
+  const workbook = new DeterministicWorkbookWriter({ filename: input.file, date: new Date(snapshot.asOf) });
+  workbook.reserveFirstSheet();
 
-  writeSummary(workbook, input);
-
-  await table(workbook, 'Transactions', TRANSACTION_COLUMNS, snapshot.transactions(), transactionRow);
+  const builder = summaryBuilder(snapshot);
+  await table(workbook, 'Transactions', TRANSACTION_COLUMNS, snapshot.transactions(), (item) => {
+    builder.transaction(item);
+    return transactionRow(item);
+  });
+  const summary = builder.finish();
 
   const flagged = snapshot.transactions({ flaggedOnly: true });
   await table(
@@ -92,7 +98,9 @@ export async function writeReconWorkbook(input: WorkbookInput): Promise<void> {
     adjustmentRow,
   );
 
+  writeSummary(workbook, summary, input.title);
   await workbook.commit();
+  return summary;
 }
 
 const TRANSACTION_COLUMNS: Column[] = [
@@ -270,9 +278,8 @@ async function table<T>(
   sheet.commit();
 }
 
-function writeSummary(workbook: DeterministicWorkbookWriter, input: WorkbookInput): void {
-  const { summary } = input;
-  const sheet = workbook.addWorksheet('Summary', { views: [{ state: 'frozen', ySplit: 1 }] });
+function writeSummary(workbook: DeterministicWorkbookWriter, summary: DaySummary, title: string): void {
+  const sheet = workbook.addReservedSheet('Summary', { views: [{ state: 'frozen', ySplit: 1 }] });
   sheet.columns = [{ width: 34 }, ...Array.from({ length: 8 }, () => ({ width: 16 }))];
   const line = (values: unknown[], options: { bold?: boolean; money?: number[] } = {}) => {
     const row = sheet.addRow(values);
@@ -283,12 +290,12 @@ function writeSummary(workbook: DeterministicWorkbookWriter, input: WorkbookInpu
   const totalCells = (t: Total) => [t.count, rm(t.sumSen)];
   const isTest = summary.sink === TEST_SINK;
 
-  line([isTest ? 'Bank live-test report' : 'Reconciliation workbook', input.title], { bold: true });
+  line([isTest ? 'Bank live-test report' : 'Reconciliation workbook', title], { bold: true });
   line(['Agency', isTest ? 'BANK (live tests, not zakat)' : summary.sink]);
   line(['Business day (Asia/Kuala_Lumpur)', summary.day]);
   line(['Run id', summary.runId]);
   line(['Generated at: data as of (UTC+8)', kl(summary.asOf)]);
-  line(['Changes read from (UTC+8)', kl(input.snapshot.start)]);
+  line(['Changes read from (UTC+8)', kl(klDayStartUtc(summary.day))]);
   line(['Content fingerprint (SHA-256)', summary.fingerprint]);
   line([]);
   if (summary.inputs.transactions === 0) {
