@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 
 /**
  * JSON with object keys sorted at every level: equal content gives equal text, whatever the key order
@@ -20,4 +21,11 @@ export function canonicalJson(value: unknown): string {
 
 export function sha256Hex(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
+}
+
+/** SHA-256 of a file, streamed (a workbook may be 100 MB). */
+export async function sha256File(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }

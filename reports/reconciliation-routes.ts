@@ -7,10 +7,10 @@ import { DomainError } from '../core/errors.ts';
 import { formatSen } from '../core/money.ts';
 import type { ReconRunRow } from '../core/store/index.ts';
 import { reportAgency, requireReportAuth } from './auth.ts';
-import type { ReconciliationRuns } from '../schemas/index.ts';
+import { checkDate, one } from './query.ts';
+import type { FieldError, ReconciliationRuns } from '../schemas/index.ts';
 import type { Headline } from './reconciliation/summary.ts';
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const MAX_RUNS = 500;
 
@@ -96,22 +96,12 @@ function runJson(run: ReconRunRow, deliveries: RunJson['deliveries']): RunJson {
 }
 
 function listQuery(ctx: Context): { start?: string; end?: string; items: number } {
-  const errors: { pointer: string; message: string }[] = [];
-  const read = (key: string) => {
-    const value = ctx.query[key];
-    if (Array.isArray(value)) throw new DomainError('repeated-parameter');
-    return value;
-  };
-  const start = read('start');
-  const end = read('end');
-  for (const [key, value] of [
-    ['start', start],
-    ['end', end],
-  ] as const) {
-    if (value !== undefined && (!DATE.test(value) || Number.isNaN(Date.parse(value))))
-      errors.push({ pointer: `/${key}`, message: 'must be a date, YYYY-MM-DD' });
-  }
-  const itemsText = read('items') ?? '100';
+  const errors: FieldError[] = [];
+  const start = one(ctx, 'start');
+  const end = one(ctx, 'end');
+  checkDate('start', start, errors);
+  checkDate('end', end, errors);
+  const itemsText = one(ctx, 'items') ?? '100';
   if (!/^\d{1,3}$/.test(itemsText) || Number(itemsText) < 1 || Number(itemsText) > MAX_RUNS)
     errors.push({ pointer: '/items', message: `must be 1 to ${MAX_RUNS}` });
   if (errors.length > 0) throw new DomainError('bad-request', 'The query is not valid.', errors);

@@ -7,6 +7,7 @@ import { formatSen } from '../core/money.ts';
 import { businessDate, formatKl } from '../core/time.ts';
 import { commit, startedAt, version } from '../core/version.ts';
 import { reportAgency, requireReportAuth } from './auth.ts';
+import { checkDate, one } from './query.ts';
 import type { PaymentRow } from '../core/store/index.ts';
 
 const MAX_ITEMS = 10_000;
@@ -177,16 +178,7 @@ export function mountReports(router: Router, deps: Deps): void {
   });
 }
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
 /** start/end (business dates, UTC+8; default today), items (page size, -1 = all) and page (0-based). */
-/** One query value; a repeated key is refused. */
-function one(ctx: Context, key: string): string | undefined {
-  const value = ctx.query[key];
-  if (Array.isArray(value)) throw new DomainError('repeated-parameter');
-  return value;
-}
-
 function pageQuery(
   ctx: Context,
   defaults: { start: string; end?: string },
@@ -194,13 +186,8 @@ function pageQuery(
   const errors: { pointer: string; message: string }[] = [];
   const start = one(ctx, 'start') ?? defaults.start;
   const end = one(ctx, 'end') ?? defaults.end ?? start;
-  for (const [key, value] of [
-    ['start', start],
-    ['end', end],
-  ] as const) {
-    if (!DATE.test(value) || Number.isNaN(Date.parse(value)))
-      errors.push({ pointer: `/${key}`, message: 'must be a date, YYYY-MM-DD' });
-  }
+  checkDate('start', start, errors);
+  checkDate('end', end, errors);
   if (errors.length === 0 && end < start)
     errors.push({ pointer: '/end', message: 'must not be before start' });
   const itemsText = one(ctx, 'items') ?? '100';

@@ -1,16 +1,7 @@
 /** OpenAPI paths of the reconciliation runs on {reports_url}: an agency's runs and their workbooks. */
-import { hostServer, problemResponse, type Json } from './openapi-parts.ts';
+import { hostServer, problemResponse, signedGetParams, type Json } from './openapi-parts.ts';
 
 const security = [{ reportToken: [] }, { signedRequest: [] }];
-const signed: Json[] = [
-  { name: 'exp', in: 'query', schema: { type: 'integer' }, description: 'Signed GET only.' },
-  {
-    name: 'signature',
-    in: 'query',
-    schema: { type: 'string', pattern: '^[0-9a-f]{16}$' },
-    description: 'Signed GET only.',
-  },
-];
 
 export function reconciliationPaths(): Json {
   return {
@@ -43,7 +34,7 @@ export function reconciliationPaths(): Json {
             description: 'Last business day.',
           },
           { name: 'items', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 } },
-          ...signed,
+          ...signedGetParams,
         ],
         responses: {
           '200': {
@@ -66,7 +57,7 @@ export function reconciliationPaths(): Json {
         parameters: [
           { name: 'runId', in: 'path', required: true, schema: { type: 'integer' } },
           { name: 'agency', in: 'query', schema: { type: 'string' }, description: 'With a signed GET.' },
-          ...signed,
+          ...signedGetParams,
         ],
         responses: {
           '200': {

@@ -2,7 +2,7 @@ import { configuredSchemas, type JsonSchema, type SchemaSettings } from './index
 import { checkoutPaths } from './openapi-checkout.ts';
 import { reconciliationPaths } from './openapi-reconciliation.ts';
 import { qrPaths } from './openapi-qr.ts';
-import { hostServer, problemResponse, type Json } from './openapi-parts.ts';
+import { hostServer, problemResponse, signedGetParams, type Json } from './openapi-parts.ts';
 
 /** The endpoints, host by host. Each later capability adds its paths here, referencing schemas/ files. */
 function paths(settings: OpenApiSettings): Json {
@@ -166,13 +166,7 @@ function paths(settings: OpenApiSettings): Json {
             description: 'Page size; -1 = every row.',
           },
           { name: 'page', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
-          { name: 'exp', in: 'query', schema: { type: 'integer' }, description: 'Signed GET only.' },
-          {
-            name: 'signature',
-            in: 'query',
-            schema: { type: 'string', pattern: '^[0-9a-f]{16}$' },
-            description: 'Signed GET only.',
-          },
+          ...signedGetParams,
         ],
         responses: {
           '200': {

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { createReadStream, mkdirSync, renameSync, statSync } from 'node:fs';
+import { mkdirSync, renameSync, statSync } from 'node:fs';
+import { sha256File } from '../../core/canonical-json.ts';
 import path from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import type { Deps } from '../../core/deps.ts';
@@ -136,10 +136,4 @@ async function describeChanges(
   } catch (error) {
     return `differs from run ${previous.id} (its workbook could not be read: ${(error as Error).message})`;
   }
-}
-
-export async function sha256File(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }

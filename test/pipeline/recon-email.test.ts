@@ -4,12 +4,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { simpleParser, type ParsedMail } from 'mailparser';
-import { fixedClock } from '../../core/clock.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import type { fixedClock } from '../../core/clock.ts';
 import { runReconciliation } from '../../pipeline/recon/run-day.ts';
 import { reconNightlyJob } from '../../pipeline/jobs/recon.ts';
-import { startApp, type TestApp } from '../helpers.ts';
+import type { TestApp } from '../helpers.ts';
 import { AS_OF, DAY, generateDay } from '../support/recon-day.ts';
+import { drainPipeline, loadDay } from '../support/recon-load.ts';
 import { readWorkbook, sen, summaryOf } from '../support/workbook.ts';
 import { formatSen } from '../../core/money.ts';
 
@@ -47,26 +47,12 @@ async function startSmtp(t: TestContext, refuse = 0) {
   return { url: `smtp://127.0.0.1:${port}`, received };
 }
 
-async function loadDay(t: TestContext, env: Record<string, string>): Promise<TestApp> {
-  const clock = fixedClock('2026-11-18T00:00:00Z');
-  const app = await startApp(t, { LOG_LEVEL: 'warn', ...env }, { clock });
-  for (const batch of generateDay(120).batches) {
-    clock.set(batch.at);
-    assert.equal((await app.postBatch({ transactions: batch.records })).status, 200);
-  }
-  clock.set(AS_OF);
-  return app;
-}
-
-const drain = async (app: TestApp) => {
-  const relay = createInProcessRelay(app.deps, { pollMs: 10, maxAttempts: 5, backoffMs: 1000 });
-  await relay.drain();
-  await relay.stop();
-};
+// A failed e-mail waits at least a second (the clock stands still until a test moves it).
+const drain = (app: TestApp) => drainPipeline(app, { backoffMs: 1000 });
 
 test('the workbook is e-mailed over SMTP to the agency, retried, every delivery recorded', async (t) => {
   const smtp = await startSmtp(t, 1);
-  const app = await loadDay(t, { SMTP_URL: smtp.url, MAIL_FROM: 'amil <recon@amil.test>' });
+  const app = await loadDay(t, generateDay(120), { SMTP_URL: smtp.url, MAIL_FROM: 'amil <recon@amil.test>' });
   await drain(app);
   const { run, summary } = await runReconciliation(app.deps, {
     sink: 'LZS',
@@ -119,7 +105,7 @@ test('the workbook is e-mailed over SMTP to the agency, retried, every delivery 
 });
 
 test('without SMTP_URL the e-mail is written as an .eml file under DATA_DIR/mail', async (t) => {
-  const app = await loadDay(t, {});
+  const app = await loadDay(t, generateDay(120));
   await drain(app);
   const { run } = await runReconciliation(app.deps, {
     sink: 'PPZ',
@@ -140,7 +126,7 @@ test('without SMTP_URL the e-mail is written as an .eml file under DATA_DIR/mail
 });
 
 test('the nightly job builds every agency and the bank test report once, for the day before', async (t) => {
-  const app = await loadDay(t, { BANK_TEST_RECIPIENTS: 'ops@bank.example.my' });
+  const app = await loadDay(t, generateDay(120), { BANK_TEST_RECIPIENTS: 'ops@bank.example.my' });
   await drain(app);
   (app.deps.clock as ReturnType<typeof fixedClock>).set(AS_OF);
   await reconNightlyJob.process({}, app.deps);

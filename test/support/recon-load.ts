@@ -60,8 +60,12 @@ export async function loadDay(
 }
 
 /** Runs the pipeline until nothing is ready (at the app's current clock). */
-export async function drainPipeline(app: TestApp): Promise<void> {
-  const relay = createInProcessRelay(app.deps, { pollMs: 10, maxAttempts: 5, backoffMs: 10 });
+export async function drainPipeline(app: TestApp, options: { backoffMs?: number } = {}): Promise<void> {
+  const relay = createInProcessRelay(app.deps, {
+    pollMs: 10,
+    maxAttempts: 5,
+    backoffMs: options.backoffMs ?? 10,
+  });
   await relay.drain();
   await relay.stop();
 }
