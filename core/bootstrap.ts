@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig, type Config } from './config.ts';
-import { createSandboxAcquirer } from './acquirer/sandbox.ts';
+import { createAcquirer } from './acquirer/index.ts';
 import { createCallbackClient } from './outbound/callback-client.ts';
 import { createMailer } from './outbound/mailer.ts';
 import { createLogger } from './logger.ts';
@@ -28,7 +28,10 @@ export function createDeps(
     clock,
     validators:
       overrides.validators ?? compileValidators({ bankAgencyCodes: Object.keys(config.webhook.routes) }),
-    acquirer: overrides.acquirer ?? createSandboxAcquirer(store, clock),
+    acquirer:
+      overrides.acquirer !== undefined
+        ? overrides.acquirer
+        : createAcquirer(config.checkout.acquirer, store, clock),
     callbacks:
       overrides.callbacks ??
       createCallbackClient({

@@ -48,6 +48,15 @@ export interface Config {
     readonly routes: Readonly<Record<string, BankRoute>>;
   };
   readonly checkout: {
+    /**
+     * Where payments go: the sandbox (simulated banks, no money moves) or none (checkout, pay pages and
+     * pay-link QR codes answer that payments are not configured). docs/acquirers.md adds a real one.
+     */
+    readonly acquirer: AcquirerName;
+    /** A production deployment that is a staging one: only then may it use the sandbox. */
+    readonly staging: boolean;
+    /** An order nobody took to the bank expires (failed, code `XA`) this long after it was made. */
+    readonly unpaidExpiryMs: number;
     /** Largest order amount in sen (default the FPX B2C limit, RM 30,000.00). */
     readonly maxAmountSen: number;
     /** How often pending payments are enquired at their acquirer. */
@@ -83,6 +92,10 @@ export interface Config {
     readonly dir: string;
   };
 }
+
+/** The acquirers amil can send payments to (docs/acquirers.md). */
+export const ACQUIRERS = ['sandbox', 'none'] as const;
+export type AcquirerName = (typeof ACQUIRERS)[number];
 
 /** One documented environment variable: the README's configuration table is checked against this list. */
 export interface EnvVar {
@@ -189,6 +202,23 @@ export const ENV_VARS: readonly EnvVar[] = [
     name: 'CHECKOUT_MAX_AMOUNT',
     default: '30000.00',
     meaning: 'Largest checkout `amount` in ringgit (the FPX B2C limit); larger is refused',
+  },
+  {
+    name: 'ACQUIRER',
+    default: '`sandbox` (`none` in production)',
+    meaning:
+      'Where payments go: `sandbox` (simulated banks, no money moves) or `none` (payments not configured); see docs/acquirers.md',
+  },
+  {
+    name: 'STAGING',
+    default: 'false',
+    meaning:
+      'A production deployment that is a staging one: only then may `ACQUIRER=sandbox` run with NODE_ENV=production',
+  },
+  {
+    name: 'UNPAID_ORDER_EXPIRY_MS',
+    default: '3600000',
+    meaning: 'An order nobody took to the bank this long (1 h) after it was made becomes `failed`, code `XA`',
   },
   {
     name: 'PENDING_ENQUIRY_MS',
@@ -364,6 +394,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       routes: parseRoutes(read('BANK_AGENCY_ROUTES') ?? 'BANKLZS=LZS,BANKPPZ=PPZ,BANK=test', problems),
     },
     checkout: {
+      acquirer: acquirerName(read('ACQUIRER'), production, bool('STAGING', false), problems),
+      staging: bool('STAGING', false),
+      unpaidExpiryMs: int('UNPAID_ORDER_EXPIRY_MS', 3_600_000, 1000, 30 * 86_400_000) ?? 3_600_000,
       maxAmountSen: maxAmountSen(read('CHECKOUT_MAX_AMOUNT'), problems),
       enquiryIntervalMs: int('PENDING_ENQUIRY_MS', 60_000, 50, 86_400_000) ?? 60_000,
       pendingExpiryMs: int('PENDING_EXPIRY_MS', 7_200_000, 1000, 30 * 86_400_000) ?? 7_200_000,
@@ -485,6 +518,30 @@ function publicUrl(
     return fallback;
   }
   return url.origin;
+}
+
+/**
+ * The acquirer: the sandbox by default outside production, none in production. The sandbox approves
+ * payments without moving money, so production refuses it unless the deployment says it is staging.
+ */
+function acquirerName(
+  raw: string | undefined,
+  production: boolean,
+  staging: boolean,
+  problems: string[],
+): AcquirerName {
+  const name = ACQUIRERS.find((a) => a === (raw ?? (production ? 'none' : 'sandbox')));
+  if (!name) {
+    problems.push(`ACQUIRER must be one of ${ACQUIRERS.join(', ')} (got "${raw}")`);
+    return 'none';
+  }
+  if (name === 'sandbox' && production && !staging) {
+    problems.push(
+      'ACQUIRER=sandbox approves payments without moving money: refused when NODE_ENV=production ' +
+        '(a staging deployment says so with STAGING=true)',
+    );
+  }
+  return name;
 }
 
 function maxAmountSen(raw: string | undefined, problems: string[]): number {

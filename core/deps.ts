@@ -14,8 +14,8 @@ export interface Deps {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly validators: Validators;
-  /** Where checkout sends payments: the sandbox until a real acquirer is configured. */
-  readonly acquirer: Acquirer;
+  /** Where checkout sends payments (ACQUIRER); null when payments are not configured. */
+  readonly acquirer: Acquirer | null;
   /** Sends merchant callbacks (SSRF-safe); close it with the store. */
   readonly callbacks: CallbackClient;
   /** Sends the nightly e-mails: SMTP, or .eml files in embedded mode. */

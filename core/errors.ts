@@ -29,6 +29,8 @@ export const ERROR_CATALOGUE = {
   'order-conflict': { status: 409, title: 'The refNo already has an order for another amount' },
   'order-already-paid': { status: 409, title: 'This order is already paid' },
   'order-failed': { status: 409, title: 'This order was not paid; use a new refNo' },
+  'pay-link-paid': { status: 409, title: 'This pay link is already paid' },
+  'pay-link-in-progress': { status: 409, title: 'A payment of this pay link is in progress' },
   'duitnow-not-configured': { status: 409, title: 'DuitNow QR is not set up for this agency' },
   'qr-expired': { status: 410, title: 'This QR code has expired' },
   'payload-too-large': { status: 413, title: 'Payload too large' },
@@ -38,6 +40,7 @@ export const ERROR_CATALOGUE = {
   internal: { status: 500, title: 'Internal server error' },
   'not-implemented': { status: 501, title: 'Method not implemented' },
   unavailable: { status: 503, title: 'Service unavailable' },
+  'payments-not-configured': { status: 503, title: 'Payments are not configured' },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

@@ -40,3 +40,10 @@ export async function verifyPassword(password: string, stored: string): Promise<
 export function generatePassword(): string {
   return randomBytes(32).toString('base64url');
 }
+
+/** Constant-time equality of two secrets given as text (a different length is simply unequal). */
+export function constantTimeEqual(received: string, expected: string): boolean {
+  const a = Buffer.from(received);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

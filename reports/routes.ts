@@ -219,6 +219,9 @@ function paymentRow(p: PaymentRow) {
     fpx_txn_id: p.fpxTxnId,
     fpx_txn_time: p.fpxTxnTime,
     agency: p.agencyCode,
+    // 'checkout' (the merchant's order) or 'pay-link'; a pay-link payment names its link (issue 12).
+    source: p.source,
+    pay_link: p.payLink,
   };
 }
 

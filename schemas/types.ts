@@ -279,6 +279,10 @@ export interface QrRequest {
     [k: string]: string;
   };
   /**
+   * How often the signed pay link may be paid: `once` (the default: a household's fitrah QR; once paid, the pay page says so) or `many` (a poster: every payer pays separately). Not for a DuitNow QR.
+   */
+  uses?: 'once' | 'many';
+  /**
    * Unix seconds, at most 60 s ahead (5.3).
    */
   exp: string;

@@ -1,4 +1,5 @@
 /** Shared test scaffolding: real SQLite files in temp dirs, the real app on 127.0.0.1. */
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -176,4 +177,18 @@ export async function problemOf(response: Response): Promise<ProblemBody> {
 export async function reportToken(app: TestApp, agencies: string[], now: Date = new Date()): Promise<string> {
   const { store, config } = app.deps;
   return (await mintReportToken(store, config.reportTokenSecret, { agencies, ttlSeconds: 3600, now })).token;
+}
+
+/**
+ * The order a checkout URL or redirect names (`/v2/checkout/<orderNo>?t=...`): pay-link payments are each
+ * an order of their own, found by their number, never by refNo.
+ */
+export async function orderAt(app: TestApp, urlOrResponse: string | Response) {
+  const url =
+    typeof urlOrResponse === 'string'
+      ? urlOrResponse
+      : (urlOrResponse.headers.get('location') ?? urlOrResponse.url);
+  const orderNo = /\/v2\/checkout\/([^/?]+)/.exec(url)?.[1];
+  assert.ok(orderNo, `no order in ${url}`);
+  return app.deps.store.checkout.order(decodeURIComponent(orderNo));
 }

@@ -31,7 +31,6 @@ export const SANDBOX_BANKS: readonly AcquirerBank[] = [
 
 /** The sandbox page of an attempt (served by ingest/checkout/sandbox-routes.ts). */
 export const sandboxPagePath = (ref: string) => `/sandbox/${encodeURIComponent(ref)}`;
-export const orderReturnPath = (orderNo: string) => `/v2/checkout/${encodeURIComponent(orderNo)}/return`;
 
 /** The sandbox acquirer: keeps its own records in SQLite, like a bank would keep its own. */
 export function createSandboxAcquirer(
@@ -43,6 +42,7 @@ export function createSandboxAcquirer(
 } {
   return {
     name: 'sandbox',
+    sandbox: true,
     methods: ['fpx', 'card', 'ewallet'],
     banks: () => SANDBOX_BANKS,
 
@@ -60,11 +60,9 @@ export function createSandboxAcquirer(
         txnId: `SBX${Date.now()}${String(randomInt(1000, 9999))}`,
         createdAt: at,
         decidedAt: fixed !== undefined ? at : null,
+        returnPath: input.returnPath,
       });
-      return {
-        ref,
-        redirectPath: fixed !== undefined ? orderReturnPath(input.orderNo) : sandboxPagePath(ref),
-      };
+      return { ref, redirectPath: fixed !== undefined ? input.returnPath : sandboxPagePath(ref) };
     },
 
     async enquire(ref) {

@@ -20,6 +20,11 @@ export interface AcquirerStatus {
  */
 export interface Acquirer {
   readonly name: string;
+  /**
+   * True for the sandbox: no money moves. Payer pages then carry a banner and callbacks `fpx.sandbox`;
+   * production refuses it unless the deployment says it is staging (core/config.ts).
+   */
+  readonly sandbox: boolean;
   readonly methods: readonly PaymentMethod[];
   /** The FPX banks a payer picks from. */
   banks(): readonly AcquirerBank[];
@@ -29,6 +34,8 @@ export interface Acquirer {
     bankId: string | null;
     amountSen: number;
     at: Date;
+    /** Where the payer comes back to: the order's return page, with the order's token. */
+    returnPath: string;
   }): Promise<{ ref: string; redirectPath: string }>;
   enquire(ref: string): Promise<AcquirerStatus>;
 }

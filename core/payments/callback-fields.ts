@@ -4,9 +4,10 @@ import type { OrderRow } from '../store/index.ts';
 /**
  * The `fpx` member of a callback (spec 2.4: a JSON string). Beyond the two members the spec names, what a
  * merchant needs to reconcile: amounts (gross, net and add charge), the seller order number, the
- * reference as `<refNo>~<extraData>` (the 2.1 convention), and the bank.
+ * reference as `<refNo>~<extraData>` (the 2.1 convention), and the bank; `sandbox: true` when the
+ * sandbox acquirer took the payment (no money moved).
  */
-export function fpxDetail(order: OrderRow): string {
+export function fpxDetail(order: OrderRow, sandbox: boolean): string {
   return JSON.stringify({
     payment_method: order.paymentMethod ?? '',
     fpx_debit_auth_code: order.debitAuthCode ?? '',
@@ -20,6 +21,8 @@ export function fpxDetail(order: OrderRow): string {
     fpx_txn_id: order.fpxTxnId ?? '',
     fpx_txn_time: order.fpxTxnTime ?? '',
     payment_category: order.paymentCategory ?? '',
+    // A sandbox payment moved no money: a merchant's test system can tell, and production never sees it.
+    ...(sandbox && { sandbox: true }),
   });
 }
 
@@ -28,7 +31,7 @@ export function fpxDetail(order: OrderRow): string {
  * here too, so the two callbacks of one payment never disagree (docs/checkout.md); the net amount is
  * `fpx_order_amount` in the fpx detail.
  */
-export function directCallbackFields(order: OrderRow): Record<string, string> {
+export function directCallbackFields(order: OrderRow, sandbox: boolean): Record<string, string> {
   return {
     status: order.status,
     orderNo: order.orderNo,
@@ -39,7 +42,7 @@ export function directCallbackFields(order: OrderRow): Record<string, string> {
     fpxTxnTime: order.fpxTxnTime ?? '',
     agency: order.agencyCode,
     extraData: order.extraData ?? '',
-    fpx: fpxDetail(order),
+    fpx: fpxDetail(order, sandbox),
   };
 }
 
@@ -47,9 +50,12 @@ export function directCallbackFields(order: OrderRow): Record<string, string> {
  * The indirect callback the payer's browser posts (section 6): unsigned, only for success or failed,
  * `extraData` left out when empty. Undefined while the payment is pending (the payer sees a pending page).
  */
-export function indirectCallbackFields(order: OrderRow): Record<string, string> | undefined {
+export function indirectCallbackFields(
+  order: OrderRow,
+  sandbox: boolean,
+): Record<string, string> | undefined {
   if (order.status === 'pending') return undefined;
-  const fields = directCallbackFields(order);
+  const fields = directCallbackFields(order, sandbox);
   if (fields.extraData === '') delete fields.extraData;
   return fields;
 }

@@ -18,10 +18,19 @@ export interface PayLinkFields {
 export interface PayLink extends PayLinkFields {
   /** Key/value pairs of the signed link (spec 2.2 `extras`), carried into the order. */
   extras: Readonly<Record<string, string>>;
+  /**
+   * How often the link may be paid, chosen by whoever signs it: `once` (a household's fitrah QR) or `many`
+   * (a mosque poster). An unsigned link is `many`: anyone can make one, so it is a template, never a debt.
+   */
+  uses: PayLinkUses;
 }
+
+export type PayLinkUses = 'once' | 'many';
 
 /** Query parameter of the signature, and the prefix of each extra's parameter. */
 export const SIG_PARAM = 'sig';
+/** Query parameter of a signed link paid by many (`uses=many`); absent means once, as links always were. */
+export const USES_PARAM = 'uses';
 export const EXTRA_PREFIX = 'x.';
 /** The bounds of extras: key pattern, value pattern (printable ASCII without `~`), how many. */
 export const EXTRA_KEY = /^[A-Za-z0-9_]{1,32}$/;
@@ -76,23 +85,34 @@ export function payLinkSignature(secret: string, link: PayLink): string {
     amount: link.amount,
   };
   for (const [key, value] of Object.entries(link.extras)) params[`${EXTRA_PREFIX}${key}`] = value;
+  // Only `many` is signed as a parameter, so every link signed before it existed keeps its signature.
+  if (link.uses === 'many') params[USES_PARAM] = 'many';
   const message = MESSAGE_PREFIX + canonicalQuery(params, encodeRfc3986);
   return createHmac('sha256', secret).update(message, 'utf8').digest('hex').slice(0, SIGNATURE_HEX);
 }
 
-/** The absolute URL of a signed pay link: the path, the extras sorted by key, then `sig`. */
+/** The absolute URL of a signed pay link: the path, the extras sorted by key, `uses=many`, then `sig`. */
 export function signedPayLinkUrl(origin: string, secret: string, link: PayLink): string {
   const extras = Object.keys(link.extras)
     .sort()
     .map((key) => `${encodeRfc3986(EXTRA_PREFIX + key)}=${encodeRfc3986(link.extras[key] ?? '')}`);
-  const query = [...extras, `${SIG_PARAM}=${payLinkSignature(secret, link)}`].join('&');
+  const uses = link.uses === 'many' ? [`${USES_PARAM}=many`] : [];
+  const query = [...extras, ...uses, `${SIG_PARAM}=${payLinkSignature(secret, link)}`].join('&');
   return `${origin}${payLinkPath(link)}?${query}`;
+}
+
+/**
+ * What identifies a link among its payments (stored with each, shown in the agency's reports): the path
+ * of an unsigned link; the canonical signed URL (path and query, no origin) of a signed one.
+ */
+export function payLinkId(secret: string, link: PayLink, signed: boolean): string {
+  return signed ? signedPayLinkUrl('', secret, link) : payLinkPath(link);
 }
 
 /** What the query of a pay link says: unsigned (the query is ignored), or a signature and its extras. */
 export type PayLinkQuery =
   | { signed: false }
-  | { signed: true; signature: string; extras: Record<string, string> }
+  | { signed: true; signature: string; extras: Record<string, string>; uses: PayLinkUses }
   | { malformed: string };
 
 /**
@@ -115,7 +135,11 @@ export function readPayLinkQuery(query: URLSearchParams): PayLinkQuery {
     extras[key] = value;
   }
   if (Object.keys(extras).length > MAX_EXTRAS) return { malformed: `more than ${MAX_EXTRAS} extras` };
-  return { signed: true, signature, extras };
+  const uses = query.getAll(USES_PARAM);
+  if (uses.length > 1 || (uses.length === 1 && uses[0] !== 'many' && uses[0] !== 'once')) {
+    return { malformed: `${USES_PARAM} must appear at most once, as many or once` };
+  }
+  return { signed: true, signature, extras, uses: uses[0] === 'many' ? 'many' : 'once' };
 }
 
 /** True when `signature` is the service's signature of the link (constant time). */

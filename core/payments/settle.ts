@@ -10,7 +10,7 @@ import { statusOfCode } from './status.ts';
  * pipeline). No answer yet changes nothing; a result contradicting a final status becomes an anomaly.
  */
 export async function settleOrder(
-  deps: Pick<Deps, 'store' | 'clock' | 'logger'>,
+  deps: Pick<Deps, 'store' | 'clock' | 'logger' | 'acquirer'>,
   order: OrderRow,
   acquirer: AcquirerStatus,
   source: string,
@@ -27,7 +27,9 @@ export async function settleOrder(
     },
     deps.clock.now().toISOString(),
     (settled) =>
-      settled.returnUrl ? { url: settled.returnUrl, fields: directCallbackFields(settled) } : undefined,
+      settled.returnUrl
+        ? { url: settled.returnUrl, fields: directCallbackFields(settled, deps.acquirer?.sandbox === true) }
+        : undefined,
   );
   if (result.outcome === 'contradiction') {
     deps.logger.warn(

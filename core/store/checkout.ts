@@ -8,11 +8,15 @@ export const CALLBACK_QUEUE = 'callbacks';
 export interface OrderRow extends PaymentRow {
   /** A signed pay link's extras as JSON ({} when it had none); null otherwise. */
   extras: string | null;
+  payLinkUses: PayLinkUses | null;
   formToken: string | null;
   acquirerRef: string | null;
   bankId: string | null;
   bankName: string | null;
 }
+
+/** How often a pay link may be paid: once (a household's fitrah QR), or by many payers (a poster). */
+export type PayLinkUses = 'once' | 'many';
 
 /** A new checkout order: unpaid (pending, no method, no result yet), created and updated at `at`. */
 export interface NewOrder {
@@ -29,7 +33,12 @@ export interface NewOrder {
   at: string;
   /** The extras of the signed pay link the order is opened from; absent or null otherwise. */
   extras?: Readonly<Record<string, string>> | null;
+  /** The pay link a pay-link payment comes from, and how often it may be paid; absent for checkout. */
+  payLink?: { link: string; uses: PayLinkUses };
 }
+
+/** Why a payment attempt was not started: another tab started one, or the order's once-link is taken. */
+export type AttemptRefusal = 'already-started' | 'link-paid' | 'link-in-progress';
 
 /** What an acquirer reported, mapped to a status by the rule of spec 2.4. */
 export interface PaymentResult {
@@ -78,7 +87,8 @@ const ORDER_COLUMNS = `order_no AS orderNo, agency_code AS agencyCode, ref_no AS
   payment_category AS paymentCategory, amount_sen AS amountSen, add_charge_sen AS addChargeSen, email,
   return_url AS returnUrl, payment_method AS paymentMethod, status, debit_auth_code AS debitAuthCode,
   fpx_txn_id AS fpxTxnId, fpx_txn_time AS fpxTxnTime, created_at AS createdAt, updated_at AS updatedAt,
-  form_token AS formToken, acquirer_ref AS acquirerRef, bank_id AS bankId, bank_name AS bankName, extras`;
+  form_token AS formToken, acquirer_ref AS acquirerRef, bank_id AS bankId, bank_name AS bankName, extras,
+  source, pay_link AS payLink, pay_link_uses AS payLinkUses`;
 
 const CALLBACK_COLUMNS = `c.id, c.order_no AS orderNo, p.agency_code AS agencyCode, c.status, c.url, c.fields,
   c.created_at AS createdAt, c.state, c.attempts, c.next_attempt_at AS nextAttemptAt, c.finished_at AS finishedAt`;
@@ -90,17 +100,42 @@ export const callbackJobId = (callbackId: number, attempt: number, suffix = ''):
 export function checkoutRepository(db: Db) {
   const writeOutbox = outboxWriter(db);
   const orderBy = db.prepare<[string], OrderRow>(`SELECT ${ORDER_COLUMNS} FROM payments WHERE order_no = ?`);
+  // The merchant's order of a refNo (pay-link payments share their link's refNo and are not it).
   const orderByRef = db.prepare<[string, string], OrderRow>(
-    `SELECT ${ORDER_COLUMNS} FROM payments WHERE agency_code = ? AND ref_no = ?`,
+    `SELECT ${ORDER_COLUMNS} FROM payments WHERE agency_code = ? AND ref_no = ? AND source = 'checkout'`,
   );
-  const insertOrder = db.prepare<Omit<NewOrder, 'extras'> & { extras: string | null }>(
+  const insertOrder = db.prepare<
+    Omit<NewOrder, 'extras' | 'payLink'> & {
+      extras: string | null;
+      source: string;
+      payLink: string | null;
+      uses: string | null;
+    }
+  >(
     `INSERT INTO payments (order_no, agency_code, ref_no, extra_data, payment_category, amount_sen, email,
-       return_url, status, created_at, updated_at, form_token, extras)
+       return_url, status, created_at, updated_at, form_token, extras, source, pay_link, pay_link_uses)
      VALUES (@orderNo, @agencyCode, @refNo, @extraData, @paymentCategory, @amountSen, @email, @returnUrl,
-       'pending', @at, @at, @formToken, @extras)`,
+       'pending', @at, @at, @formToken, @extras, @source, @payLink, @uses)`,
+  );
+  // A once-link is taken by a payment that succeeded, or one the bank is working on (pending with an
+  // attempt): a second payer would pay twice. A failed or abandoned payment leaves it free.
+  const linkState = db.prepare<[string, string], { paid: number; inProgress: number }>(
+    `SELECT coalesce(sum(status = 'success'), 0) AS paid,
+       coalesce(sum(status = 'pending' AND acquirer_ref IS NOT NULL), 0) AS inProgress
+     FROM payments WHERE pay_link = ? AND order_no <> ?`,
   );
   const insertEvent = db.prepare<[string, string, string, string | null, string]>(
     'INSERT INTO payment_events (order_no, at, status, debit_auth_code, source) VALUES (?, ?, ?, ?, ?)',
+  );
+
+  const startPayment = db.prepare(
+    `UPDATE payments SET payment_method = @paymentMethod, bank_id = @bankId, bank_name = @bankName,
+       add_charge_sen = @addChargeSen, acquirer_ref = @acquirerRef, updated_at = @at
+     WHERE order_no = @orderNo`,
+  );
+  const unpaidBefore = db.prepare<[string, number], OrderRow>(
+    `SELECT ${ORDER_COLUMNS} FROM payments WHERE status = 'pending' AND acquirer_ref IS NULL AND created_at < ?
+     ORDER BY created_at LIMIT ?`,
   );
 
   // The statements of settlement and delivery, prepared once: they run for every payment and attempt.
@@ -153,29 +188,46 @@ export function checkoutRepository(db: Db) {
       return orderBy.get(orderNo);
     },
 
+    /** The merchant's (checkout) order of a refNo; pay-link payments are found by their order number. */
     async orderByRef(agency: string, refNo: string): Promise<OrderRow | undefined> {
       return orderByRef.get(agency, refNo);
     },
 
     /**
-     * Creates an order unless (agency, refNo) exists: then nothing is written and the existing order is
-     * returned, for the caller to resume or refuse.
+     * Creates an order. A merchant's order unless (agency, refNo) exists: then nothing is written and the
+     * existing order is returned, for the caller to resume or refuse. A pay-link payment is always new: one
+     * visitor never meets another's order.
      */
     async createOrder(order: NewOrder): Promise<{ created: boolean; order: OrderRow }> {
+      const { payLink, ...fields } = order;
       return db
         .transaction(() => {
-          const existing = orderByRef.get(order.agencyCode, order.refNo);
+          const existing = payLink ? undefined : orderByRef.get(order.agencyCode, order.refNo);
           if (existing) return { created: false, order: existing };
-          insertOrder.run({ ...order, extras: order.extras ? JSON.stringify(order.extras) : null });
+          insertOrder.run({
+            ...fields,
+            extras: order.extras ? JSON.stringify(order.extras) : null,
+            source: payLink ? 'pay-link' : 'checkout',
+            payLink: payLink?.link ?? null,
+            uses: payLink?.uses ?? null,
+          });
           insertEvent.run(order.orderNo, order.at, 'pending', null, 'checkout');
           return { created: true, order: orderBy.get(order.orderNo) as OrderRow };
         })
         .immediate();
     },
 
+    /** Whether a once-link may be paid now: not when paid, nor while another payment of it is at the bank. */
+    async payLinkState(link: string): Promise<'free' | 'paid' | 'in-progress'> {
+      const state = linkState.get(link, '');
+      if ((state?.paid ?? 0) > 0) return 'paid';
+      return (state?.inProgress ?? 0) > 0 ? 'in-progress' : 'free';
+    },
+
     /**
-     * Records the payer's choice and the acquirer's reference: only once per order, and only while the order
-     * is pending with no attempt yet. False when another attempt got there first.
+     * Records the payer's choice and the acquirer's reference: only once per order, only while the order
+     * is pending with no attempt yet, and for a once-link's payment only while its link is free (in the same
+     * transaction, so two payers of one household QR cannot both reach the bank). Undefined when started.
      */
     async startAttempt(
       orderNo: string,
@@ -187,16 +239,25 @@ export function checkoutRepository(db: Db) {
         acquirerRef: string;
         at: string;
       },
-    ): Promise<boolean> {
-      return (
-        db
-          .prepare(
-            `UPDATE payments SET payment_method = @paymentMethod, bank_id = @bankId, bank_name = @bankName,
-               add_charge_sen = @addChargeSen, acquirer_ref = @acquirerRef, updated_at = @at
-             WHERE order_no = @orderNo AND status = 'pending' AND acquirer_ref IS NULL`,
-          )
-          .run({ orderNo, ...attempt }).changes === 1
-      );
+    ): Promise<AttemptRefusal | undefined> {
+      return db
+        .transaction((): AttemptRefusal | undefined => {
+          const order = orderBy.get(orderNo);
+          if (!order || order.status !== 'pending' || order.acquirerRef !== null) return 'already-started';
+          if (order.payLink !== null && order.payLinkUses === 'once') {
+            const state = linkState.get(order.payLink, orderNo);
+            if ((state?.paid ?? 0) > 0) return 'link-paid';
+            if ((state?.inProgress ?? 0) > 0) return 'link-in-progress';
+          }
+          startPayment.run({ orderNo, ...attempt });
+          return undefined;
+        })
+        .immediate();
+    },
+
+    /** Orders nobody took to the bank, made before `before`, oldest first: the expiry sweep's work list. */
+    async unpaidBefore(before: string, limit: number): Promise<OrderRow[]> {
+      return unpaidBefore.all(before, limit);
     },
 
     /**

@@ -38,14 +38,25 @@ function migrate(db: Db): void {
   for (const file of files) {
     if (applied.has(file)) continue;
     const sql = readFileSync(path.join(MIGRATIONS_DIR, file), 'utf8');
-    db.transaction(() => {
-      // Another process may have applied it since we looked; the write lock makes this check final.
-      if (db.prepare('SELECT 1 FROM schema_migrations WHERE name = ?').get(file)) return;
-      db.exec(sql);
-      db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run(
-        file,
-        new Date().toISOString(),
-      );
-    }).immediate();
+    // A migration that rebuilds a referenced table (SQLite's way to change a constraint) runs with foreign
+    // keys off, as SQLite's ALTER TABLE documentation prescribes, and checks them before it commits.
+    const rebuilds = sql.startsWith('-- pragma: foreign_keys=off');
+    if (rebuilds) db.pragma('foreign_keys = OFF');
+    try {
+      db.transaction(() => {
+        // Another process may have applied it since we looked; the write lock makes this check final.
+        if (db.prepare('SELECT 1 FROM schema_migrations WHERE name = ?').get(file)) return;
+        db.exec(sql);
+        if (rebuilds && (db.pragma('foreign_key_check') as unknown[]).length > 0) {
+          throw new Error(`migration ${file} left rows whose foreign keys do not match`);
+        }
+        db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run(
+          file,
+          new Date().toISOString(),
+        );
+      }).immediate();
+    } finally {
+      if (rebuilds) db.pragma('foreign_keys = ON');
+    }
   }
 }

@@ -24,6 +24,9 @@ export type { ZakatReportRow } from './reports.ts';
 export type { PaymentRow, PaymentEvent, PaymentFilter } from './payments.ts';
 export type {
   OrderRow,
+  NewOrder,
+  PayLinkUses,
+  AttemptRefusal,
   PaymentResult,
   SettleOutcome,
   CallbackDraft,

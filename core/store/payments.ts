@@ -18,6 +18,10 @@ export interface PaymentRow {
   fpxTxnTime: string | null;
   createdAt: string;
   updatedAt: string;
+  /** 'checkout': the merchant's order (POST /v2/checkout); 'pay-link': a payment made on a pay page. */
+  source: 'checkout' | 'pay-link';
+  /** For a pay-link payment, the link it came from (path and signed query); null otherwise. */
+  payLink: string | null;
 }
 
 export interface PaymentEvent {
@@ -39,7 +43,8 @@ export interface PaymentFilter {
 const COLUMNS = `order_no AS orderNo, agency_code AS agencyCode, ref_no AS refNo, extra_data AS extraData,
   payment_category AS paymentCategory, amount_sen AS amountSen, add_charge_sen AS addChargeSen, email,
   return_url AS returnUrl, payment_method AS paymentMethod, status, debit_auth_code AS debitAuthCode,
-  fpx_txn_id AS fpxTxnId, fpx_txn_time AS fpxTxnTime, created_at AS createdAt, updated_at AS updatedAt`;
+  fpx_txn_id AS fpxTxnId, fpx_txn_time AS fpxTxnTime, created_at AS createdAt, updated_at AS updatedAt,
+  source, pay_link AS payLink`;
 
 const WHERE = `WHERE agency_code = @agency AND created_at >= @from AND created_at < @to
   AND (@approved IS NULL OR (status = 'success') = @approved)
@@ -88,9 +93,11 @@ export function paymentsRepository(db: Db) {
       db.transaction(() => {
         db.prepare(
           `INSERT INTO payments (order_no, agency_code, ref_no, extra_data, payment_category, amount_sen, add_charge_sen,
-             email, return_url, payment_method, status, debit_auth_code, fpx_txn_id, fpx_txn_time, created_at, updated_at)
+             email, return_url, payment_method, status, debit_auth_code, fpx_txn_id, fpx_txn_time, created_at, updated_at,
+             source, pay_link)
            VALUES (@orderNo, @agencyCode, @refNo, @extraData, @paymentCategory, @amountSen, @addChargeSen, @email,
-             @returnUrl, @paymentMethod, @status, @debitAuthCode, @fpxTxnId, @fpxTxnTime, @createdAt, @updatedAt)`,
+             @returnUrl, @paymentMethod, @status, @debitAuthCode, @fpxTxnId, @fpxTxnTime, @createdAt, @updatedAt,
+             @source, @payLink)`,
         ).run(row);
         db.prepare(
           'INSERT INTO payment_events (order_no, at, status, debit_auth_code, source) VALUES (?, ?, ?, ?, ?)',
@@ -153,12 +160,17 @@ export function paymentsRepository(db: Db) {
       }
     },
 
-    /** An order of one of the agencies, by order number or refNo, with its events and signed pay-link extras. */
+    /**
+     * Orders of the agencies, by order number or refNo, with their events and signed pay-link extras. A
+     * refNo is the merchant's order first (unique per agency); pay-link payments share their link's refNo,
+     * and follow, paid ones first, newest first.
+     */
     async find(agencies: readonly string[], key: { orderNo?: string; refNo?: string }) {
       const rows = db
         .prepare<{ orderNo: string | null; refNo: string | null }, PaymentRow & { extras: string | null }>(
           `SELECT ${COLUMNS}, extras FROM payments WHERE (@orderNo IS NOT NULL AND order_no = @orderNo)
-             OR (@orderNo IS NULL AND ref_no = @refNo) ORDER BY created_at`,
+             OR (@orderNo IS NULL AND ref_no = @refNo)
+           ORDER BY source = 'checkout' DESC, status = 'success' DESC, created_at DESC, order_no`,
         )
         .all({ orderNo: key.orderNo ?? null, refNo: key.refNo ?? null })
         .filter((row) => agencies.includes(row.agencyCode));

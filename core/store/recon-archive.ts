@@ -26,7 +26,9 @@ export interface ArchivedPayment {
     | 'returnUrl'
     | 'paymentMethod'
     | 'createdAt'
-  >;
+  > &
+    // Absent in archives exported before pay-link payments had their own orders: a checkout order then.
+    Partial<Pick<PaymentRow, 'source' | 'payLink'>> & { payLinkUses?: string | null };
   events: PaymentEvent[];
   anomalies: { storedStatus: string; incomingCode: string; source: string; seenAt: string }[];
 }
@@ -139,10 +141,10 @@ export function reconArchiveRepository(db: Db) {
         const orderNos = db
           .prepare<Record<string, string>, { orderNo: string }>(
             `SELECT order_no AS orderNo FROM payments WHERE created_at >= @start AND created_at < @end
-             UNION SELECT order_no FROM payment_events WHERE source <> 'checkout' AND at >= @start AND at < @asOf
+             UNION SELECT order_no FROM payment_events WHERE source NOT IN ('checkout', 'abandoned') AND at >= @start AND at < @asOf
              UNION SELECT order_no FROM payment_anomalies WHERE seen_at >= @start AND seen_at < @asOf
              UNION SELECT p.order_no FROM payments p JOIN payment_events e ON e.id = (SELECT max(x.id)
-                 FROM payment_events x WHERE x.order_no = p.order_no AND x.source <> 'checkout' AND x.at < @start)
+                 FROM payment_events x WHERE x.order_no = p.order_no AND x.source NOT IN ('checkout', 'abandoned') AND x.at < @start)
                WHERE p.created_at >= @lookback AND p.created_at < @end AND e.status = 'pending'
              ORDER BY 1`,
           )
@@ -150,7 +152,8 @@ export function reconArchiveRepository(db: Db) {
         const paymentOf = db.prepare<[string], ArchivedPayment['payment']>(
           `SELECT order_no AS orderNo, agency_code AS agencyCode, ref_no AS refNo, extra_data AS extraData,
              payment_category AS paymentCategory, amount_sen AS amountSen, add_charge_sen AS addChargeSen, email,
-             return_url AS returnUrl, payment_method AS paymentMethod, created_at AS createdAt
+             return_url AS returnUrl, payment_method AS paymentMethod, created_at AS createdAt, source,
+             pay_link AS payLink, pay_link_uses AS payLinkUses
            FROM payments WHERE order_no = ?`,
         );
         const eventsOf = db.prepare<[string, string], ArchivedPayment['events'][number]>(
@@ -174,9 +177,10 @@ export function reconArchiveRepository(db: Db) {
     async importPayments(payments: readonly ArchivedPayment[]): Promise<void> {
       const insertPayment = db.prepare(
         `INSERT INTO payments (order_no, agency_code, ref_no, extra_data, payment_category, amount_sen,
-           add_charge_sen, email, return_url, payment_method, status, created_at, updated_at)
+           add_charge_sen, email, return_url, payment_method, status, created_at, updated_at, source, pay_link,
+           pay_link_uses)
          VALUES (@orderNo, @agencyCode, @refNo, @extraData, @paymentCategory, @amountSen, @addChargeSen, @email,
-           @returnUrl, @paymentMethod, @status, @createdAt, @updatedAt)`,
+           @returnUrl, @paymentMethod, @status, @createdAt, @updatedAt, @source, @payLink, @payLinkUses)`,
       );
       const insertEvent = db.prepare(
         `INSERT INTO payment_events (order_no, at, status, debit_auth_code, source)
@@ -191,6 +195,9 @@ export function reconArchiveRepository(db: Db) {
           const last = events.at(-1);
           insertPayment.run({
             ...payment,
+            source: payment.source ?? 'checkout',
+            payLink: payment.payLink ?? null,
+            payLinkUses: payment.payLinkUses ?? null,
             status: last?.status ?? 'pending',
             updatedAt: last?.at ?? payment.createdAt,
           });

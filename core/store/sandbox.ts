@@ -10,18 +10,22 @@ export interface SandboxPayment {
   txnId: string;
   createdAt: string;
   decidedAt: string | null;
+  /** Where the sandbox page sends the payer back: the order's return page, with its token. */
+  returnPath: string;
 }
 
 const COLUMNS = `ref, order_no AS orderNo, method, bank_id AS bankId, amount_sen AS amountSen, outcome,
-  txn_id AS txnId, created_at AS createdAt, decided_at AS decidedAt`;
+  txn_id AS txnId, created_at AS createdAt, decided_at AS decidedAt, coalesce(return_path, '') AS returnPath`;
 
 /** The sandbox acquirer's own records (it stands in for a bank, so it keeps its own books). */
 export function sandboxRepository(db: Db) {
   return {
     async create(row: SandboxPayment): Promise<void> {
       db.prepare(
-        `INSERT INTO sandbox_payments (ref, order_no, method, bank_id, amount_sen, outcome, txn_id, created_at, decided_at)
-         VALUES (@ref, @orderNo, @method, @bankId, @amountSen, @outcome, @txnId, @createdAt, @decidedAt)`,
+        `INSERT INTO sandbox_payments (ref, order_no, method, bank_id, amount_sen, outcome, txn_id, created_at,
+           decided_at, return_path)
+         VALUES (@ref, @orderNo, @method, @bankId, @amountSen, @outcome, @txnId, @createdAt, @decidedAt,
+           @returnPath)`,
       ).run(row);
     },
 

@@ -45,7 +45,7 @@ export function html(strings: TemplateStringsArray, ...values: Interpolated[]): 
 export function sendPage(
   ctx: Context,
   status: number,
-  page: { title: string; body: SafeHtml; formAction?: string; refreshSeconds?: number },
+  page: { title: string; body: SafeHtml; formAction?: string; refreshSeconds?: number; sandbox?: boolean },
 ): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
@@ -74,6 +74,13 @@ export function sendPage(
         <link rel="stylesheet" href="/assets/checkout.css" />
       </head>
       <body>
+        ${
+          page.sandbox
+            ? html`<p class="sandbox-banner" role="note">
+                Sandbox: this is a test payment service. No real money moves.
+              </p>`
+            : ''
+        }
         <main>${page.body}</main>
         <footer><p>amil payment gateway</p></footer>
       </body>

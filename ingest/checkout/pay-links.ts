@@ -5,7 +5,9 @@ import {
   readPayLinkQuery,
   type PayLink,
   type PayLinkFields,
+  type PayLinkUses,
 } from '../../core/payments/pay-link.ts';
+import { formatSen, ringgitStringToSen } from '../../core/money.ts';
 import type { AgencyRow } from '../../core/store/index.ts';
 
 /** A pay link that checked out, or why not: unknown agency or category, a bad field, or a bad signature. */
@@ -39,9 +41,19 @@ export async function checkPayLink(
         'details no longer match its signature. Scan the original QR code again, or ask the agency for a new one.',
     };
   }
+  if ((ringgitStringToSen(fields.amount) ?? 0) > deps.config.checkout.maxAmountSen) {
+    // The checkout form would refuse it: say so on the pay page, before the payer types anything.
+    return {
+      ok: false,
+      refusal: 'invalid',
+      detail: `This pay link is not valid: its amount is above the most one payment can be (RM ${formatSen(deps.config.checkout.maxAmountSen)}).`,
+    };
+  }
   return {
     ok: true,
-    link: { ...fields, extras: read.signed ? read.extras : {} },
+    link: read.signed
+      ? { ...fields, extras: read.extras, uses: read.uses }
+      : { ...fields, extras: {}, uses: 'many' },
     agency,
     signed: read.signed,
   };
@@ -50,11 +62,11 @@ export async function checkPayLink(
 function signatureMatches(
   deps: Deps,
   fields: PayLinkFields,
-  read: { signature: string; extras: Record<string, string> },
+  read: { signature: string; extras: Record<string, string>; uses: PayLinkUses },
 ): boolean {
   return payLinkSignatureMatches(
     deps.config.payLinkSecret,
-    { ...fields, extras: read.extras },
+    { ...fields, extras: read.extras, uses: read.uses },
     read.signature,
   );
 }

@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import type { Deps } from '../../core/deps.ts';
+import { requireAcquirer } from '../../core/acquirer/index.ts';
 import { DomainError } from '../../core/errors.ts';
 import { parsePayLinkPath } from '../../core/payments/pay-link.ts';
 import { qrSize, sendQrPng } from '../../reports/qr/http.ts';
@@ -13,6 +14,7 @@ import { checkPayLink } from './pay-links.ts';
  */
 export function mountUnsignedQr(router: Router, deps: Deps): void {
   router.get('/qr2/', async (ctx) => {
+    requireAcquirer(deps.acquirer);
     const q = ctx.query.q;
     if (Array.isArray(q)) throw new DomainError('repeated-parameter', 'q appears more than once.');
     if (q === undefined || q === '') refuse('Give q: the pay link to encode, URL-encoded.', 'is required');

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
-import { orderReturnPath } from '../../core/acquirer/sandbox.ts';
+import { requireAcquirer } from '../../core/acquirer/index.ts';
+import type { Acquirer } from '../../core/acquirer/types.ts';
 import type { Deps } from '../../core/deps.ts';
 import { DomainError, ERROR_CATALOGUE } from '../../core/errors.ts';
 import { readForm } from '../../core/http/form.ts';
@@ -9,17 +10,19 @@ import { formatSen } from '../../core/money.ts';
 import { addChargeSen } from '../../core/payments/add-charge.ts';
 import { indirectCallbackFields } from '../../core/payments/callback-fields.ts';
 import { settleOrder } from '../../core/payments/settle.ts';
-import { timingSafeEqual } from 'node:crypto';
 import type { AgencyRow, OrderRow, PaymentMethod } from '../../core/store/index.ts';
 import { sendPage, wantsHtml } from './html.ts';
+import { constantTimeEqual } from '../../core/passwords.ts';
 import { checkoutPage, errorPage, payLinkPage, pendingPage, resultPage, type Page } from './pages.ts';
 import { checkPayLink } from './pay-links.ts';
 import { openOrder } from './service.ts';
+import { payLinkId } from '../../core/payments/pay-link.ts';
 
-const ASSETS = {
-  'checkout.css': { type: 'text/css; charset=utf-8', body: readAsset('checkout.css') },
-  'autosubmit.js': { type: 'text/javascript; charset=utf-8', body: readAsset('autosubmit.js') },
-};
+// A Map, not an object: a name like `constructor` must not find Object.prototype's (issue 12).
+const ASSETS = new Map([
+  ['checkout.css', { type: 'text/css; charset=utf-8', body: readAsset('checkout.css') }],
+  ['autosubmit.js', { type: 'text/javascript; charset=utf-8', body: readAsset('autosubmit.js') }],
+]);
 
 function readAsset(name: string): string {
   return readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
@@ -31,9 +34,12 @@ function readAsset(name: string): string {
  * an API client (Accept: application/json, or curl's default Accept) gets JSON and application/problem+json.
  */
 export function mountCheckout(router: Router, deps: Deps): void {
+  const htmlErrors = htmlErrorPages(deps);
+  const send = (ctx: Context, status: number, page: Page) =>
+    sendPage(ctx, status, { ...page, sandbox: deps.acquirer?.sandbox === true });
+
   router.get('/assets/:name', (ctx) => {
-    const asset = ASSETS[ctx.params.name as keyof typeof ASSETS] as
-      (typeof ASSETS)['checkout.css'] | undefined;
+    const asset = ASSETS.get(ctx.params.name ?? '');
     if (!asset) throw new DomainError('not-found');
     ctx.type = asset.type;
     ctx.set('Cache-Control', 'public, max-age=3600');
@@ -42,11 +48,9 @@ export function mountCheckout(router: Router, deps: Deps): void {
   });
 
   router.post('/v2/checkout', htmlErrors, async (ctx) => {
+    requireAcquirer(deps.acquirer);
     const entries = await readForm(ctx);
-    const { order, created } = await openOrder(deps, entries, {
-      path: '/v2/checkout',
-      fromPayLink: false,
-    });
+    const { order, created } = await openOrder(deps, entries, { path: '/v2/checkout' });
     if (!wantsHtml(ctx)) {
       ctx.status = created ? 201 : 200;
       ctx.body = orderJson(order, created);
@@ -59,20 +63,27 @@ export function mountCheckout(router: Router, deps: Deps): void {
 
   // The checkout page again (reload, or an API client sending its payer here): the order's token is the key.
   router.get('/v2/checkout/:orderNo', htmlErrors, async (ctx) => {
+    const acquirer = requireAcquirer(deps.acquirer);
     const { order, agency } = await orderWithToken(deps, ctx.params.orderNo ?? '', String(ctx.query.t ?? ''));
-    showOrder(ctx, deps, order, agency);
-  });
-
-  router.post('/v2/checkout/:orderNo/pay', htmlErrors, async (ctx) => {
-    const form = Object.fromEntries(await readForm(ctx));
-    const { order, agency } = await orderWithToken(deps, ctx.params.orderNo ?? '', form.t ?? '');
-    if (order.status !== 'pending' || order.acquirerRef !== null) {
-      ctx.redirect(orderReturnPath(order.orderNo));
+    if (order.acquirerRef !== null) {
+      ctx.redirect(returnPath(order));
       ctx.status = 303;
       return;
     }
-    const method = deps.acquirer.methods.find((m) => m === form.method);
-    const bank = deps.acquirer.banks().find((b) => b.id === form.bank);
+    send(ctx, 200, checkoutPage(pageInput(acquirer, order, agency)));
+  });
+
+  router.post('/v2/checkout/:orderNo/pay', htmlErrors, async (ctx) => {
+    const acquirer = requireAcquirer(deps.acquirer);
+    const form = new Map(await readForm(ctx));
+    const { order, agency } = await orderWithToken(deps, ctx.params.orderNo ?? '', form.get('t') ?? '');
+    if (order.status !== 'pending' || order.acquirerRef !== null) {
+      ctx.redirect(returnPath(order));
+      ctx.status = 303;
+      return;
+    }
+    const method = acquirer.methods.find((m) => m === form.get('method'));
+    const bank = acquirer.banks().find((b) => b.id === form.get('bank'));
     const errors = [
       ...(method ? [] : [{ pointer: '/method', message: 'is required: choose a payment method' }]),
       ...(method === 'fpx' && !bank
@@ -80,20 +91,25 @@ export function mountCheckout(router: Router, deps: Deps): void {
         : []),
     ];
     if (!method || errors.length > 0) {
-      sendPage(ctx, 422, checkoutPage({ ...pageInput(deps, order, agency), errors }));
+      send(ctx, 422, checkoutPage({ ...pageInput(acquirer, order, agency), errors }));
       return;
+    }
+    // A once-link paid (or at the bank) meanwhile: say so before the payer reaches a bank.
+    if (order.payLink !== null && order.payLinkUses === 'once') {
+      refuseTakenLink(await deps.store.checkout.payLinkState(order.payLink));
     }
     const charge = addChargeSen(agency.settings.addCharges[method], order.amountSen);
     const now = deps.clock.now();
-    const started = await deps.acquirer.initiate({
+    const started = await acquirer.initiate({
       orderNo: order.orderNo,
       method,
       bankId: method === 'fpx' ? (bank?.id ?? null) : null,
       amountSen: order.amountSen + charge,
       at: now,
+      returnPath: returnPath(order),
     });
     const fpxBank = method === 'fpx' ? bank : undefined;
-    const recorded = await deps.store.checkout.startAttempt(order.orderNo, {
+    const refused = await deps.store.checkout.startAttempt(order.orderNo, {
       paymentMethod: method,
       bankId: fpxBank?.id ?? null,
       bankName: fpxBank?.name ?? null,
@@ -101,19 +117,23 @@ export function mountCheckout(router: Router, deps: Deps): void {
       acquirerRef: started.ref,
       at: now.toISOString(),
     });
+    if (refused === 'link-paid' || refused === 'link-in-progress') {
+      refuseTakenLink(refused === 'link-paid' ? 'paid' : 'in-progress');
+    }
     // Two tabs paying at once: the first attempt stands, the other payer sees its result.
-    ctx.redirect(recorded ? started.redirectPath : orderReturnPath(order.orderNo));
+    ctx.redirect(refused === undefined ? started.redirectPath : returnPath(order));
     ctx.status = 303;
   });
 
-  // Where the acquirer sends the payer back. The result shown is what the acquirer says when asked,
-  // never what the browser brings.
+  // Where the acquirer sends the payer back, with the order's token (only its holder sees the order).
+  // The result shown is what the acquirer says when asked, never what the browser brings.
   router.get('/v2/checkout/:orderNo/return', htmlErrors, async (ctx) => {
-    let order = await deps.store.checkout.order(ctx.params.orderNo ?? '');
-    const agency = order && (await deps.store.agencies.get(order.agencyCode));
-    if (!order || !agency) throw new DomainError('not-found', 'There is no such order.');
+    const acquirer = requireAcquirer(deps.acquirer);
+    const found = await orderWithToken(deps, ctx.params.orderNo ?? '', String(ctx.query.t ?? ''));
+    const { agency } = found;
+    let { order } = found;
     if (order.status === 'pending' && order.acquirerRef !== null) {
-      const status = await deps.acquirer.enquire(order.acquirerRef);
+      const status = await acquirer.enquire(order.acquirerRef);
       order = (await settleOrder(deps, order, status, 'return')).order;
     }
     if (!wantsHtml(ctx)) {
@@ -123,36 +143,42 @@ export function mountCheckout(router: Router, deps: Deps): void {
     if (order.acquirerRef === null) {
       throw new DomainError('bad-request', 'This order has not been paid yet: open its checkout page.');
     }
-    sendPage(
+    send(
       ctx,
       200,
       order.status === 'pending'
         ? pendingPage(order, agency.name)
-        : resultPage(order, agency.name, indirectCallbackFields(order)),
+        : resultPage(order, agency.name, indirectCallbackFields(order, acquirer.sandbox)),
     );
   });
 
   // The pay page of links and QR codes (4.1): it asks for the payer's e-mail and continues into checkout.
+  // Every visitor gets an order of their own (docs/checkout.md, "Pay links"): a pay link never resumes,
+  // blocks or shows anyone else's order, and the merchant's own orders live apart from it.
   const payPath = '/pay/:agency/:paymentCategory/:refNo/:amount';
   router.get(payPath, htmlErrors, async (ctx) => {
-    const { link, agency, signed } = await payLink(deps, ctx);
+    requireAcquirer(deps.acquirer);
+    const { link, agency, signed, id } = await payLink(deps, ctx);
+    if (link.uses === 'once') refuseTakenLink(await deps.store.checkout.payLinkState(id));
     // A signed link's form posts its query back, so the order is opened from the same signed link.
     const action = signed ? `${ctx.path}?${ctx.querystring}` : ctx.path;
-    sendPage(ctx, 200, payLinkPage({ ...link, agency, category: link.paymentCategory, action }));
+    send(ctx, 200, payLinkPage({ ...link, agency, category: link.paymentCategory, action }));
   });
   router.post(payPath, htmlErrors, async (ctx) => {
-    const { link, agency, signed } = await payLink(deps, ctx);
-    const form = Object.fromEntries(await readForm(ctx));
+    requireAcquirer(deps.acquirer);
+    const { link, agency, signed, id } = await payLink(deps, ctx);
+    if (link.uses === 'once') refuseTakenLink(await deps.store.checkout.payLinkState(id));
+    const form = new Map(await readForm(ctx));
     const entries: [string, string][] = [
       ['agency', agency.code],
       ['paymentCategory', link.paymentCategory],
       ['refNo', link.refNo],
       ['amount', link.amount],
-      ['email', form.email ?? ''],
+      ['email', form.get('email') ?? ''],
     ];
     const { order } = await openOrder(deps, entries, {
       path: ctx.path,
-      fromPayLink: true,
+      payLink: { link: id, uses: link.uses },
       ...(signed && { extras: link.extras }),
     });
     ctx.redirect(checkoutPath(order));
@@ -160,31 +186,39 @@ export function mountCheckout(router: Router, deps: Deps): void {
   });
 }
 
-/** The page an order is at: checkout while unpaid, otherwise its result (or pending) page. */
-function showOrder(ctx: Context, deps: Deps, order: OrderRow, agency: AgencyRow): void {
-  if (order.acquirerRef !== null) {
-    ctx.redirect(orderReturnPath(order.orderNo));
-    ctx.status = 303;
-    return;
-  }
-  sendPage(ctx, 200, checkoutPage(pageInput(deps, order, agency)));
-}
-
-function pageInput(deps: Deps, order: OrderRow, agency: AgencyRow) {
+function pageInput(acquirer: Acquirer, order: OrderRow, agency: AgencyRow) {
   return {
     order,
     agency,
-    methods: deps.acquirer.methods.map((method: PaymentMethod) => ({
+    methods: acquirer.methods.map((method: PaymentMethod) => ({
       method,
       addChargeSen: addChargeSen(agency.settings.addCharges[method], order.amountSen),
     })),
-    banks: deps.acquirer.banks(),
+    banks: acquirer.banks(),
   };
+}
+
+/** A once-link that is paid, or being paid at the bank, takes no new payment. */
+function refuseTakenLink(state: 'free' | 'paid' | 'in-progress'): void {
+  if (state === 'paid') {
+    throw new DomainError('pay-link-paid', 'This link has been paid already: there is nothing more to pay.');
+  }
+  if (state === 'in-progress') {
+    throw new DomainError(
+      'pay-link-in-progress',
+      'Someone is paying this link right now. If that payment does not go through, the link can be paid again in a few minutes.',
+    );
+  }
 }
 
 /** The order's checkout page; its form token is the key (no session, no cookie). */
 function checkoutPath(order: OrderRow): string {
   return `/v2/checkout/${encodeURIComponent(order.orderNo)}?t=${encodeURIComponent(order.formToken ?? '')}`;
+}
+
+/** The order's return page (where the acquirer sends the payer back), keyed by the same token. */
+function returnPath(order: OrderRow): string {
+  return `/v2/checkout/${encodeURIComponent(order.orderNo)}/return?t=${encodeURIComponent(order.formToken ?? '')}`;
 }
 
 /** The JSON answer of POST /v2/checkout for API clients (docs/checkout.md). */
@@ -207,7 +241,7 @@ async function orderWithToken(
 ): Promise<{ order: OrderRow; agency: AgencyRow }> {
   const order = await deps.store.checkout.order(orderNo);
   // One answer for "no such order" and "wrong token", so order numbers cannot be probed.
-  if (!order?.formToken || !tokensEqual(order.formToken, token)) {
+  if (!order?.formToken || !constantTimeEqual(token, order.formToken)) {
     throw new DomainError(
       'forbidden',
       'This payment form has expired or is not valid; start again from the merchant.',
@@ -229,23 +263,21 @@ async function payLink(deps: Deps, ctx: Context) {
     { agency, paymentCategory, refNo, amount },
     new URLSearchParams(ctx.querystring),
   );
-  if (checked.ok) return checked;
-  throw new DomainError(checked.refusal === 'tampered' ? 'pay-link-tampered' : 'not-found', checked.detail);
-}
-
-function tokensEqual(expected: string, received: string): boolean {
-  const a = Buffer.from(expected);
-  const b = Buffer.from(received);
-  return a.length === b.length && timingSafeEqual(a, b);
+  if (!checked.ok) {
+    throw new DomainError(checked.refusal === 'tampered' ? 'pay-link-tampered' : 'not-found', checked.detail);
+  }
+  return { ...checked, id: payLinkId(deps.config.payLinkSecret, checked.link, checked.signed) };
 }
 
 /** For browsers, a refusal is a readable page with the same status; API clients get the problem JSON. */
-const htmlErrors: Middleware = async (ctx, next) => {
-  try {
-    await next();
-  } catch (err) {
-    if (!(err instanceof DomainError) || !wantsHtml(ctx)) throw err;
-    const page: Page = errorPage(err.status, ERROR_CATALOGUE[err.code].title, err.detail, err.fieldErrors);
-    sendPage(ctx, err.status, page);
-  }
-};
+function htmlErrorPages(deps: Deps): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      if (!(err instanceof DomainError) || !wantsHtml(ctx)) throw err;
+      const page: Page = errorPage(err.status, ERROR_CATALOGUE[err.code].title, err.detail, err.fieldErrors);
+      sendPage(ctx, err.status, { ...page, sandbox: deps.acquirer?.sandbox === true });
+    }
+  };
+}

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { orderReturnPath, SANDBOX_OUTCOMES } from '../../core/acquirer/sandbox.ts';
+import { SANDBOX_OUTCOMES } from '../../core/acquirer/sandbox.ts';
 import type { Deps } from '../../core/deps.ts';
 import { DomainError } from '../../core/errors.ts';
 import { readRawBody } from '../../core/http/raw-body.ts';
@@ -13,6 +13,8 @@ import { sandboxBankPage } from './pages.ts';
  *   curl -d outcome=00 {base_url}/sandbox/<ref>
  */
 export function mountSandbox(router: Router, deps: Deps): void {
+  // Only where the sandbox is the acquirer: production has no sandbox page or route at all.
+  if (deps.acquirer?.sandbox !== true) return;
   router.get('/sandbox/:ref', async (ctx) => {
     const payment = await deps.store.sandbox.get(ctx.params.ref ?? '');
     if (!payment) throw new DomainError('not-found', 'There is no such sandbox payment.');
@@ -23,7 +25,7 @@ export function mountSandbox(router: Router, deps: Deps): void {
         : PENDING_CODES.includes(payment.outcome)
           ? SANDBOX_OUTCOMES.filter((o) => !PENDING_CODES.includes(o.code))
           : [];
-    sendPage(ctx, 200, sandboxBankPage(payment, outcomes));
+    sendPage(ctx, 200, { ...sandboxBankPage(payment, outcomes), sandbox: true });
   });
 
   router.post('/sandbox/:ref', async (ctx) => {
@@ -44,7 +46,7 @@ export function mountSandbox(router: Router, deps: Deps): void {
     );
     if (!decided) throw new DomainError('order-already-paid', 'This sandbox payment is already decided.');
     // Back to the gateway, which asks the acquirer (this sandbox) for the result.
-    ctx.redirect(orderReturnPath(payment.orderNo));
+    ctx.redirect(payment.returnPath);
     ctx.status = 303;
   });
 }

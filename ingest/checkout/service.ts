@@ -4,7 +4,7 @@ import { DomainError } from '../../core/errors.ts';
 import { isForbiddenAddress } from '../../core/outbound/callback-client.ts';
 import { parseOrderFields } from '../../core/payments/order-fields.ts';
 import { verifySignedRequest } from '../../core/signatures.ts';
-import type { AgencyRow, OrderRow } from '../../core/store/index.ts';
+import type { AgencyRow, NewOrder, OrderRow } from '../../core/store/index.ts';
 import { businessDate } from '../../core/time.ts';
 import type { FieldError } from '../../schemas/index.ts';
 
@@ -19,20 +19,26 @@ export function newOrderNo(now: Date): string {
 
 /**
  * Opens an order from checkout fields (POST /v2/checkout, or the pay page): the field rules of 2.1, the
- * agency's signature rule (docs/checkout.md), its callback hosts and categories. A refNo seen before
- * resumes its unpaid order (same amount), or is refused. Nothing is written for a refused request.
- * `extras` are a signed pay link's (already verified), stored with the order.
+ * agency's signature rule (docs/checkout.md), its callback hosts and categories. A merchant's refNo seen
+ * before resumes its unpaid order (same amount), or is refused; a pay-link payment (`payLink`, the link
+ * already checked by the pay page) is always a new order of its own. Nothing is written for a refused
+ * request. `extras` are a signed pay link's (already verified), stored with the order.
  */
 export async function openOrder(
   deps: Deps,
   entries: readonly (readonly [string, string])[],
-  options: { path: string; fromPayLink: boolean; extras?: Readonly<Record<string, string>> },
+  options: {
+    path: string;
+    payLink?: NonNullable<NewOrder['payLink']>;
+    extras?: Readonly<Record<string, string>>;
+  },
 ): Promise<{ order: OrderRow; agency: AgencyRow; created: boolean }> {
+  const fromPayLink = options.payLink !== undefined;
   const { order: input, amountSen } = parseOrderFields(
     entries,
     deps.validators,
     deps.config.checkout.maxAmountSen,
-    { returnUrlOptional: options.fromPayLink },
+    { returnUrlOptional: fromPayLink },
   );
   const agency = await deps.store.agencies.get(input.agency);
   if (!agency) {
@@ -41,7 +47,7 @@ export async function openOrder(
     ]);
   }
   const now = deps.clock.now();
-  if (!options.fromPayLink) await checkSignature(deps, agency, entries, options.path, now);
+  if (!fromPayLink) await checkSignature(deps, agency, entries, options.path, now);
 
   const errors: FieldError[] = [];
   if (input.returnUrl !== undefined) errors.push(...returnUrlProblems(deps, agency, input.returnUrl));
@@ -66,6 +72,7 @@ export async function openOrder(
     formToken: randomBytes(16).toString('base64url'),
     at: now.toISOString(),
     extras: options.extras ?? null,
+    ...(options.payLink && { payLink: options.payLink }),
   });
   if (!created) refuseUnlessResumable(order, amountSen);
   return { order, agency, created };

@@ -6,6 +6,7 @@ import type { AgencyRow } from '../../core/store/index.ts';
 import type { QrRequest } from '../../schemas/index.ts';
 import { requireSignedForm } from '../auth.ts';
 import { qrSize, sendQrPng } from './http.ts';
+import { requireAcquirer } from '../../core/acquirer/index.ts';
 import { parseQrRequest } from './request.ts';
 import { createDuitNowQr, createPayLinkQr, PNG_PATH, servedQrCode } from './service.ts';
 
@@ -15,6 +16,8 @@ import { createDuitNowQr, createPayLinkQr, PNG_PATH, servedQrCode } from './serv
  */
 export function mountQrCodes(router: Router, deps: Deps): void {
   router.post('/api/qrcode/v1/generator', requireSignedForm(deps), async (ctx) => {
+    // A signed QR code holds a pay link: without an acquirer it would lead payers nowhere.
+    requireAcquirer(deps.acquirer);
     const { agency, request } = await qrRequest(ctx, deps);
     created(ctx, await createPayLinkQr(deps, agency, request));
   });

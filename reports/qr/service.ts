@@ -26,6 +26,7 @@ export async function createPayLinkQr(
     refNo: request.refNo,
     amount: request.amount,
     extras: request.extras ?? {},
+    uses: request.uses ?? 'once',
   });
   if (payUrl.length > MAX_QR_CONTENT) {
     throw new DomainError('validation-failed', 'The QR code request is not valid.', [
@@ -52,6 +53,12 @@ export async function createDuitNowQr(
   if (request.extras !== undefined) {
     throw new DomainError('validation-failed', 'The QR code request is not valid.', [
       { pointer: '/extras', message: 'a DuitNow QR code has no room for extras (use the signed QR code)' },
+    ]);
+  }
+  if (request.uses !== undefined) {
+    // DuitNow payments settle at the agency's own acquirer: amil never sees them, so cannot count them.
+    throw new DomainError('validation-failed', 'The QR code request is not valid.', [
+      { pointer: '/uses', message: 'applies to the signed QR code only (a DuitNow QR is paid at the bank)' },
     ]);
   }
   const { acquirerId, merchantId, name, city, categoryCode } = agency.settings.duitnow;

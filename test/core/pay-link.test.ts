@@ -16,6 +16,7 @@ const LINK: PayLink = {
   refNo: 'FITRAH 2026/42',
   amount: '28.00',
   extras: { household: 'A-7', name: 'Siti & Ali' },
+  uses: 'once',
 };
 
 /** The link a URL names, as the pay page reads it back. */
@@ -24,7 +25,7 @@ function readBack(url: string): { link: PayLink; signature: string } {
   const fields = parsePayLinkPath(parsed.pathname);
   const query = readPayLinkQuery(parsed.searchParams);
   assert.ok(fields && 'signed' in query && query.signed, url);
-  return { link: { ...fields, extras: query.extras }, signature: query.signature };
+  return { link: { ...fields, extras: query.extras, uses: query.uses }, signature: query.signature };
 }
 
 test('a signed pay link has a stable form: path, extras sorted as x.<key>, then a 32-hex sig', () => {
@@ -67,6 +68,7 @@ test('a pay link query: without sig it is unsigned and ignored; with sig, repeat
     signed: true,
     signature: 'abc',
     extras: { a: '1' },
+    uses: 'once',
   });
   assert.ok('malformed' in read('sig=a&sig=b'));
   assert.ok('malformed' in read('x.a=1&x.a=2&sig=a'));

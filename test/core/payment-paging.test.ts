@@ -45,6 +45,8 @@ function payment(orderNo: string, agencyCode: string, createdAt: string, status:
     fpxTxnTime: null,
     createdAt,
     updatedAt: createdAt,
+    source: 'checkout',
+    payLink: null,
   } satisfies PaymentRow;
 }
 

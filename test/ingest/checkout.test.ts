@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { verifyCallback } from '../../core/signatures.ts';
 import { createInProcessRelay } from '../../pipeline/relay.ts';
-import { problemOf, startApp, type TestApp } from '../helpers.ts';
+import { orderAt, problemOf, startApp, type TestApp } from '../helpers.ts';
 import { LZS_KEY, postOrder, startMerchant } from '../support/merchant.ts';
 
 interface OrderJson {
@@ -195,7 +195,7 @@ test('the pay page of a link asks for an e-mail and continues into checkout; unk
   });
   assert.equal(submitted.status, 200);
   assert.match(await submitted.text(), /RM 28\.00/);
-  const stored = await app.deps.store.checkout.orderByRef('LZS', 'FITRAH 42');
+  const stored = await orderAt(app, submitted);
   assert.equal(stored?.paymentCategory, 'zakat-fitrah');
   assert.equal(stored?.returnUrl, '');
   for (const bad of [

@@ -41,6 +41,7 @@ test('a signed pay link renders too, unchanged; a changed one does not', async (
     refNo: 'S-1',
     amount: '100.00',
     extras: { branch: 'KL' },
+    uses: 'once',
   });
   const res = await qr2(app, signed);
   assert.equal(res.status, 200);

@@ -38,6 +38,8 @@ async function paymentsApp(t: Parameters<typeof startApp>[0]): Promise<TestApp> 
     // 20 Nov 23:59:59 in KL for i = 0 (still the 20th), then the 21st.
     createdAt: i === 0 ? '2026-11-20T15:59:59.000Z' : `2026-11-21T0${i % 10}:00:00.000Z`,
     updatedAt: '2026-11-21T00:00:00.000Z',
+    source: 'checkout',
+    payLink: null,
     ...overrides,
   });
   for (let i = 0; i < 17; i += 1) await app.deps.store.payments.create(make('LZS', i), 'test');

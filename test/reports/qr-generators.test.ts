@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { fixedClock } from '../../core/clock.ts';
 import { signPost } from '../../core/signatures.ts';
-import { problemOf, startApp, type TestApp } from '../helpers.ts';
+import { orderAt, problemOf, startApp, type TestApp } from '../helpers.ts';
 import { LZS_KEY } from '../support/merchant.ts';
 import { decodeQrPng, parseTlv } from '../support/qr.ts';
 import { crc16CcittFalse } from '../../reports/qr/emv.ts';
@@ -100,7 +100,7 @@ test('the signed generator answers with a PNG URL whose QR code is the signed pa
     redirect: 'manual',
   });
   assert.equal(opened.status, 303);
-  const order = await app.deps.store.checkout.orderByRef('LZS', 'FITRAH-2026-0042');
+  const order = await orderAt(app, opened);
   assert.equal(order?.amountSen, 2800);
   assert.equal(order?.paymentCategory, 'zakat-fitrah');
   assert.deepEqual(JSON.parse(order?.extras ?? 'null'), { dependants: '4', household: 'A-7' });
