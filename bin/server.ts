@@ -39,6 +39,14 @@ await runMain(async () => {
   }
   const listening = await listen(entries);
   for (const server of listening.servers) logger.info({ hosts: server.name, url: server.url }, 'listening');
+  // Say at once what payers will meet: no acquirer, or a sandbox that moves no money (docs/acquirers.md).
+  if (!deps.acquirer) {
+    logger.warn(
+      'payments are not configured (ACQUIRER=none): checkout, pay pages and pay-link QR codes answer 503; see docs/acquirers.md',
+    );
+  } else if (deps.acquirer.sandbox) {
+    logger.warn('payments go to the SANDBOX acquirer: no money moves (pages and callbacks say so)');
+  }
   // Embedded mode: the pipeline's jobs run in this process, fed from the outbox. With REDIS_URL set, worker
   // processes (npm run worker) run them instead.
   const relay = config.redisUrl ? undefined : createInProcessRelay(deps);

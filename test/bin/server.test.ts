@@ -130,6 +130,29 @@ test('production refuses demo data, and refuses to start while the demo password
   );
 });
 
+test('a production server without an acquirer says so at start, and no sandbox bank or page exists', async (t) => {
+  const server = await startServer({
+    DATA_DIR: tempDir(t),
+    NODE_ENV: 'production',
+    REPORT_TOKEN_SECRET: 'a-real-secret-of-at-least-32-characters',
+    PAY_LINK_SECRET: 'another-real-secret-of-32-characters-or-more',
+    PUBLIC_BASE_URL: 'https://pay.amil.example.my',
+    PUBLIC_REPORTS_URL: 'https://api.amil.example.my',
+  });
+  t.after(() => server.child.kill('SIGKILL'));
+  await new Promise((r) => setTimeout(r, 100));
+  assert.match(server.output(), /payments are not configured \(ACQUIRER=none\)/);
+  const url = /"url":"([^"]+)"/.exec(server.output())?.[1] ?? '';
+  const checkout = await fetch(`${url}/v2/checkout`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'agency=LZS&refNo=R1&amount=10.00&email=a%40example.my&returnUrl=https%3A%2F%2Fshop.example.my%2Fr',
+  });
+  assert.equal(checkout.status, 503);
+  assert.equal((await fetch(`${url}/sandbox/sbx_x`, { method: 'POST', body: 'outcome=00' })).status, 404);
+  assert.equal((await fetch(`${url}/api/version`)).status, 200);
+});
+
 test('a host given a port of its own is served there and no longer on the shared port', async (t) => {
   const server = await startServer({ DATA_DIR: tempDir(t), PAY_PORT: '0' });
   t.after(() => server.child.kill('SIGKILL'));
