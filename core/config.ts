@@ -205,7 +205,7 @@ export const ENV_VARS: readonly EnvVar[] = [
   },
   {
     name: 'ACQUIRER',
-    default: '`sandbox` (`none` in production)',
+    default: 'sandbox (none in production)',
     meaning:
       'Where payments go: `sandbox` (simulated banks, no money moves) or `none` (payments not configured); see docs/acquirers.md',
   },

@@ -54,6 +54,7 @@ export function checkoutPaths(): Json {
           '413': problem('The form is over 16 KiB.'),
           '415': problem('Not application/x-www-form-urlencoded.'),
           '422': problem('A field breaks the rules of 2.1: every problem with its pointer.'),
+          '503': problem('Payments are not configured on this deployment (ACQUIRER=none).'),
         },
       },
     },
@@ -101,11 +102,13 @@ export function checkoutPaths(): Json {
         tags: TAGS,
         summary: 'Where the acquirer sends the payer back: the result as the acquirer reports it',
         description:
-          'Success or failed: a page whose form posts the indirect callback (2.4, unsigned, amount gross) to returnUrl, auto-submitted by script and with a visible button. Pending: a page that looks again every 10 s.',
-        parameters: [orderNo],
+          "Only the holder of the order's token sees it. Success or failed: a page whose form posts the indirect callback (2.4, unsigned, amount gross) to returnUrl, auto-submitted by script and with a visible button. Pending: a page that looks again every 10 s.",
+        parameters: [orderNo, param('t', "The order's form token (the acquirer brings it back)", 'query')],
         responses: {
           '200': html('Result or pending page (JSON of the order for API clients)'),
-          '404': problem('No such order.'),
+          '403': problem(
+            'Unknown order, no token or a wrong one: one answer, so order numbers cannot be probed.',
+          ),
         },
       },
     },
@@ -141,14 +144,20 @@ export function checkoutPaths(): Json {
         responses: {
           '200': html('The pay page'),
           '403': problem('A signed link whose sig does not match (pay-link-tampered): it was changed.'),
-          '404': problem('Unknown agency or category, or a bad link.'),
+          '404': problem(
+            'Unknown agency or category, or a bad link (an amount above CHECKOUT_MAX_AMOUNT too).',
+          ),
+          '409': problem(
+            'A link signed to be paid once is paid (pay-link-paid), or being paid (pay-link-in-progress).',
+          ),
+          '503': problem('Payments are not configured on this deployment (ACQUIRER=none).'),
         },
       },
       post: {
         operationId: 'postPayPage',
         tags: TAGS,
         summary:
-          "Opens the order of a pay link (no returnUrl: the payer ends on our receipt page); a signed link's extras are stored with it",
+          "Opens a new order of the visitor's own for a pay link (no returnUrl: the payer ends on our receipt page); a signed link's extras are stored with it",
         requestBody: form({
           type: 'object',
           required: ['email'],
@@ -158,8 +167,11 @@ export function checkoutPaths(): Json {
           '303': redirect('To the checkout page of the order'),
           '403': problem('A signed link whose sig does not match (pay-link-tampered); nothing is stored.'),
           '404': problem('Unknown agency or category, or a bad link.'),
-          '409': problem('The refNo is paid, failed, or has another amount.'),
+          '409': problem(
+            'A link signed to be paid once is paid (pay-link-paid), or being paid (pay-link-in-progress).',
+          ),
           '422': problem('The e-mail (or the link) breaks the rules of 2.1.'),
+          '503': problem('Payments are not configured on this deployment (ACQUIRER=none).'),
         },
       },
     },
@@ -169,6 +181,7 @@ export function checkoutPaths(): Json {
         operationId: 'getSandboxBank',
         tags: ['Sandbox acquirer'],
         summary: 'The sandbox bank page: pick the outcome of a payment, or resolve a pending one',
+        description: 'Only where ACQUIRER=sandbox (never in production unless STAGING=true).',
         parameters: [param('ref', 'Sandbox payment reference (sbx_...)')],
         responses: { '200': html('The sandbox bank page'), '404': problem('No such sandbox payment.') },
       },
