@@ -381,7 +381,7 @@ async function makePaidOrders(
         at,
       });
       if (!created) throw new Error(`order ${i} was not created (orderNo collision?)`);
-      const started = await deps.store.checkout.startAttempt(order.orderNo, {
+      const refused = await deps.store.checkout.startAttempt(order.orderNo, {
         paymentMethod: 'fpx',
         bankId: bank.id,
         bankName: bank.name,
@@ -389,7 +389,7 @@ async function makePaidOrders(
         acquirerRef: `sbx_bench_${i}`,
         at,
       });
-      if (!started) throw new Error(`order ${i}: attempt not recorded`);
+      if (refused) throw new Error(`order ${i}: attempt not recorded (${refused})`);
       const s0 = performance.now();
       const { outcome } = await settleOrder(
         deps,
