@@ -166,14 +166,29 @@ export function paymentsRepository(db: Db) {
      * and follow, paid ones first, newest first.
      */
     async find(agencies: readonly string[], key: { orderNo?: string; refNo?: string }) {
-      const rows = db
-        .prepare<{ orderNo: string | null; refNo: string | null }, PaymentRow & { extras: string | null }>(
-          `SELECT ${COLUMNS}, extras FROM payments WHERE (@orderNo IS NOT NULL AND order_no = @orderNo)
-             OR (@orderNo IS NULL AND ref_no = @refNo)
-           ORDER BY source = 'checkout' DESC, status = 'success' DESC, created_at DESC, order_no`,
-        )
-        .all({ orderNo: key.orderNo ?? null, refNo: key.refNo ?? null })
-        .filter((row) => agencies.includes(row.agencyCode));
+      type Found = PaymentRow & { extras: string | null };
+      // By order number (the primary key), or by refNo within each agency (its index): never a scan.
+      const rows =
+        key.orderNo !== undefined
+          ? db
+              .prepare<[string], Found>(`SELECT ${COLUMNS}, extras FROM payments WHERE order_no = ?`)
+              .all(key.orderNo)
+              .filter((row) => agencies.includes(row.agencyCode))
+          : agencies
+              .flatMap((agency) =>
+                db
+                  .prepare<[string, string], Found>(
+                    `SELECT ${COLUMNS}, extras FROM payments WHERE agency_code = ? AND ref_no = ?`,
+                  )
+                  .all(agency, key.refNo ?? ''),
+              )
+              .sort(
+                (a, b) =>
+                  Number(b.source === 'checkout') - Number(a.source === 'checkout') ||
+                  Number(b.status === 'success') - Number(a.status === 'success') ||
+                  b.createdAt.localeCompare(a.createdAt) ||
+                  a.orderNo.localeCompare(b.orderNo),
+              );
       return rows.map((row) => ({
         ...row,
         events: db
