@@ -208,6 +208,24 @@ test('the pay page of a link asks for an e-mail and continues into checkout; unk
   }
 });
 
+test('a checkout form with a field named __proto__, constructor or prototype is refused (400) naming it', async (t) => {
+  const app = await startApp(t);
+  for (const name of ['__proto__', 'constructor', 'prototype']) {
+    const res = await fetch(`${app.url}/v2/checkout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: `agency=LZS&refNo=R-1&amount=10.00&${name}=x`,
+    });
+    assert.equal(res.status, 400, name);
+    const problem = await problemOf(res);
+    assert.deepEqual(
+      problem.errors?.map((e) => e.pointer),
+      [`/${name}`],
+    );
+    assert.match(problem.detail ?? '', new RegExp(name));
+  }
+});
+
 test('the demo shop builds its returnUrl from PUBLIC_BASE_URL, never from a forged Host header', async (t) => {
   const app = await startApp(t);
   const { port } = new URL(app.url);
