@@ -43,7 +43,11 @@ export async function mintReportToken(
   return { token, jti, expiresAt };
 }
 
-/** The agencies a report token grants, or why it is refused. */
+/**
+ * The agencies a report token grants, or why it is refused. The stored record (by jti) is the authority:
+ * it gives the agencies and the lifetime; claims that disagree with it are refused, so whoever learns the
+ * secret still cannot widen or prolong a token without a record. A token without `exp` or `jti` is refused.
+ */
 export async function verifyReportToken(
   store: Store,
   secret: string,
@@ -52,23 +56,33 @@ export async function verifyReportToken(
 ): Promise<{ agencies: string[] } | { refused: TokenRefusal }> {
   let payload;
   try {
-    ({ payload } = await jwtVerify(token, keyOf(secret), { algorithms: [ALGORITHM], currentDate: now }));
+    ({ payload } = await jwtVerify(token, keyOf(secret), {
+      algorithms: [ALGORITHM],
+      currentDate: now,
+      requiredClaims: ['exp', 'jti'],
+    }));
   } catch (err) {
     if (err instanceof errors.JWTExpired) return { refused: 'token-expired' };
     if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid)
       return { refused: 'token-malformed' };
     return { refused: 'token-invalid' };
   }
-  const agencies = payload.agencies;
+  const claimed = payload.agencies;
   if (
     typeof payload.jti !== 'string' ||
-    !Array.isArray(agencies) ||
-    !agencies.every((a) => typeof a === 'string')
+    !Array.isArray(claimed) ||
+    !claimed.every((a) => typeof a === 'string')
   ) {
     return { refused: 'token-invalid' };
   }
   const row = await store.reportTokens.get(payload.jti);
   if (!row) return { refused: 'token-invalid' };
   if (row.revokedAt !== null) return { refused: 'token-revoked' };
-  return { agencies: agencies };
+  if (payload.exp !== Math.floor(Date.parse(row.expiresAt) / 1000) || !sameSet(claimed, row.agencies)) {
+    return { refused: 'token-invalid' };
+  }
+  return { agencies: row.agencies };
 }
+
+const sameSet = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((x) => b.includes(x)) && b.every((x) => a.includes(x));

@@ -91,7 +91,8 @@ export function signCallback(fields: Params, apiKey: string): string {
  */
 export function verifyCallback(form: URLSearchParams | Params, apiKey: string): boolean {
   const entries = form instanceof URLSearchParams ? [...form.entries()] : Object.entries(form);
-  const fields: Record<string, string> = {};
+  // No prototype, so a `__proto__` field is signed and checked like any other instead of vanishing.
+  const fields = Object.create(null) as Record<string, string>;
   for (const [key, value] of entries) {
     if (Object.hasOwn(fields, key)) return false;
     fields[key] = value;
@@ -122,7 +123,8 @@ export function verifySignedRequest(input: {
   apiKey: string;
   now: Date;
 }): SignatureRefusal | undefined {
-  const fields: Record<string, string> = {};
+  // No prototype, so a `__proto__` field is signed and checked like any other instead of vanishing.
+  const fields = Object.create(null) as Record<string, string>;
   for (const [key, value] of input.entries) {
     if (Object.hasOwn(fields, key)) return 'repeated-parameter';
     fields[key] = value;

@@ -48,7 +48,9 @@ export function checkoutPaths(): Json {
           },
           '200': { description: 'The unpaid order with this refNo, resumed (same JSON, resumed: true)' },
           '303': redirect('Browsers: to the checkout page of the order'),
-          '400': problem('A field appears twice, or the form is broken.'),
+          '400': problem(
+            'A field appears twice, the form is broken, or a field is named __proto__, constructor or prototype.',
+          ),
           '401': problem('Signature or exp missing, malformed, expired or wrong.'),
           '409': problem('The refNo has an order for another amount, or is already paid, or failed.'),
           '413': problem('The form is over 16 KiB.'),
@@ -165,7 +167,10 @@ export function checkoutPaths(): Json {
         }),
         responses: {
           '303': redirect('To the checkout page of the order'),
-          '403': problem('A signed link whose sig does not match (pay-link-tampered); nothing is stored.'),
+          '400': problem('A form field named __proto__, constructor or prototype.'),
+          '403': problem(
+            'A signed link whose sig does not match, or a malformed query (a repeat, a bad extra, x.__proto__) (pay-link-tampered); nothing is stored.',
+          ),
           '404': problem('Unknown agency or category, or a bad link.'),
           '409': problem(
             'A link signed to be paid once is paid (pay-link-paid), or being paid (pay-link-in-progress).',

@@ -31,7 +31,7 @@ const generatorRequest: Json = {
 };
 
 const generatorErrors = (extra: Json = {}): Json => ({
-  '400': problemResponse('A field appears twice.'),
+  '400': problemResponse('A field appears twice, or is named __proto__, constructor or prototype.'),
   '401': problemResponse(
     "No agency, or exp or signature missing, malformed, expired or not made with the agency's API key (an unknown agency is answered the same way).",
   ),
@@ -87,7 +87,7 @@ export function qrPaths(): Json {
           },
           ...generatorErrors({
             '422': problemResponse(
-              "A field breaks the rules (each with its pointer), the category is not the agency's, or the pay link would be over 1024 characters.",
+              "A field breaks the rules (each with its pointer; an extras key __proto__, constructor or prototype too), the category is not the agency's, or the pay link would be over 1024 characters.",
             ),
           }),
         },

@@ -6,13 +6,35 @@ import { readRawBody } from './raw-body.ts';
 export const MAX_FORM_BYTES = 16 * 1024;
 
 /**
+ * Names that, as a key of a plain object, would set its prototype or shadow its machinery instead of being
+ * data (`o['__proto__'] = 'x'` is silently ignored). No field of ours has one; input that uses one is
+ * refused, never dropped.
+ */
+const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** True when `key` is `__proto__`, `constructor` or `prototype`: refused wherever input becomes keys. */
+export function isReservedKey(key: string): boolean {
+  return RESERVED_KEYS.has(key);
+}
+
+/**
  * The fields of an application/x-www-form-urlencoded body, in received order (repeats kept: a signed form
- * refuses them, and the order matters to nobody else). 415 for another media type, 413 over the limit.
+ * refuses them, and the order matters to nobody else). 415 for another media type, 413 over the limit,
+ * 400 for a field named `__proto__`, `constructor` or `prototype`.
  */
 export async function readForm(ctx: Context, limit = MAX_FORM_BYTES): Promise<[string, string][]> {
   if (!ctx.is('application/x-www-form-urlencoded')) {
     throw new DomainError('unsupported-media-type', 'Send the form as application/x-www-form-urlencoded.');
   }
   const body = await readRawBody(ctx, limit);
-  return [...new URLSearchParams(body.toString('utf8')).entries()];
+  const entries = [...new URLSearchParams(body.toString('utf8')).entries()];
+  const reserved = entries.find(([key]) => isReservedKey(key))?.[0];
+  if (reserved !== undefined) {
+    throw new DomainError(
+      'bad-request',
+      `The form field ${reserved} is not accepted: it is a reserved name.`,
+      [{ pointer: `/${reserved}`, message: 'is a reserved name' }],
+    );
+  }
+  return entries;
 }

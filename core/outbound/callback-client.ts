@@ -65,8 +65,9 @@ export class ForbiddenAddressError extends Error {
   }
 }
 
-// Loopback, private, link-local (cloud metadata included), CGNAT, unspecified, multicast and reserved.
-// IPv4-mapped IPv6 (::ffff:a.b.c.d) is unwrapped before the check, so the IPv4 rules cover it.
+// Loopback, private, link-local (cloud metadata included), CGNAT, unspecified, multicast and reserved,
+// IETF protocol assignments and benchmarking. IPv4-mapped IPv6 (::ffff:a.b.c.d) is unwrapped before the
+// check, so the IPv4 rules cover it.
 const FORBIDDEN = new BlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8],
@@ -75,7 +76,9 @@ for (const [network, prefix] of [
   ['127.0.0.0', 8],
   ['169.254.0.0', 16],
   ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
   ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const) {
@@ -84,8 +87,15 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   // Covers :: and ::1, and the deprecated IPv4-compatible ::a.b.c.d form.
   ['::', 96],
+  // NAT64 (well-known and local-use prefixes) and 6to4 embed an IPv4 address that a gateway on the path
+  // would connect to: 64:ff9b::a9fe:a9fe is 169.254.169.254. None is a merchant's own server.
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
+  // Deprecated site-local, still routed inside some networks.
+  ['fec0::', 10],
   ['ff00::', 8],
 ] as const) {
   FORBIDDEN.addSubnet(network, prefix, 'ipv6');

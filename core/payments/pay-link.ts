@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ringgitStringToSen } from '../money.ts';
+import { isReservedKey } from '../http/form.ts';
 import { canonicalQuery, encodeRfc3986 } from '../signatures.ts';
 
 /**
@@ -119,8 +120,14 @@ export type PayLinkQuery =
  * Reads a pay link's query. Without `sig` the link is unsigned and the query is ignored (as an unsigned
  * link always was). With `sig`: every `x.<key>` is an extra; a repeated parameter or an extra out of bounds
  * is malformed (it cannot be one we signed). Other parameters (e.g. a messenger's tracking tag) are ignored.
+ * `x.__proto__`, `x.constructor` and `x.prototype` are malformed, signed or not: such a key would vanish from
+ * the extras object instead of being carried or refused.
  */
 export function readPayLinkQuery(query: URLSearchParams): PayLinkQuery {
+  for (const name of query.keys()) {
+    if (name.startsWith(EXTRA_PREFIX) && isReservedKey(name.slice(EXTRA_PREFIX.length)))
+      return { malformed: `${name} is a reserved name` };
+  }
   const signatures = query.getAll(SIG_PARAM);
   if (signatures.length === 0) return { signed: false };
   const [signature = ''] = signatures;

@@ -25,7 +25,8 @@ export function mountDemoMerchant(router: Router, deps: Deps): void {
 
   router.get('/demo/shop', async (ctx) => {
     const apiKey = (await deps.store.agencies.apiKeyOf(DEMO_AGENCY)) ?? '';
-    const origin = `${ctx.protocol}://${ctx.host}`;
+    // Never ctx.host: a forged Host header would make the signed order call back wherever it says.
+    const origin = deps.config.publicUrls.base;
     const { fields } = signPost(
       {
         agency: DEMO_AGENCY,

@@ -38,7 +38,9 @@ export async function checkPayLink(
       refusal: 'tampered',
       detail:
         `This pay link was changed after ${agency.name} made it: its amount, reference, category or ` +
-        'details no longer match its signature. Scan the original QR code again, or ask the agency for a new one.',
+        'details no longer match its signature. Scan the original QR code again, or ask the agency for a new one.' +
+        // A malformed query says what is wrong (a repeat, an extra out of bounds, a reserved name).
+        ('malformed' in read ? ` (${read.malformed}.)` : ''),
     };
   }
   if ((ringgitStringToSen(fields.amount) ?? 0) > deps.config.checkout.maxAmountSen) {

@@ -10,8 +10,9 @@ const BUSY_RETRY_MS = 1000;
 /**
  * One delivery attempt of a direct callback (section 6): the fields signed with the agency's current key
  * (5.3, callback rule), POSTed form-encoded by the SSRF-safe client. Any 2xx acknowledges; 410 stops; any
- * other answer or failure is tried again on the schedule, and given up (dead) past the horizon. Every
- * attempt is recorded. A callback superseded by a newer status, or already finished, is not sent.
+ * other answer or failure is tried again on the schedule, and given up (dead) past the horizon; an address
+ * the SSRF policy refuses is dead at once. Every attempt is recorded, the answer's excerpt only when not
+ * 2xx. A callback superseded by a newer status, or already finished, is not sent.
  */
 export const callbackJob: JobDefinition<{ callbackId: number }> = {
   name: 'callback',
@@ -47,6 +48,8 @@ export const callbackJob: JobDefinition<{ callbackId: number }> = {
     let verdict: AttemptVerdict;
     if (code !== undefined && code >= 200 && code < 300) verdict = { state: 'delivered' };
     else if (code === 410) verdict = { state: 'gone' };
+    // The address policy will refuse the same destination tomorrow: retrying for days only hides it.
+    else if (result.forbidden) verdict = { state: 'dead' };
     else {
       const next = nextAttemptAt(deps.config.callbacks, new Date(callback.createdAt), finished);
       verdict = next
@@ -64,7 +67,8 @@ export const callbackJob: JobDefinition<{ callbackId: number }> = {
         statusCode: code ?? null,
         latencyMs: result.latencyMs,
         error: result.error ?? null,
-        responsePrefix: result.responsePrefix,
+        // A 2xx body is the merchant's page for a payer, maybe personal; only a refusal's excerpt helps ops.
+        responsePrefix: verdict.state === 'delivered' ? '' : result.responsePrefix,
       },
       verdict,
     );

@@ -15,6 +15,8 @@ export const EXCEPTION_CODES = {
   FITRAH_FIELDS_ON_NON_FITRAH: 'zakat_rate or zakat_dependant is set on a record that is not fitrah.',
   IC_INVALID_DATE: 'The first six digits of the IC number are not a valid YYMMDD birth date.',
   EMAIL_MISMATCH: 'data.email differs from the transaction email.',
+  CONTROL_CHARACTER:
+    'A text field (name, e-mail, address, ...) holds a control character; the workbook shows it as a symbol such as \u2400.',
 } as const;
 
 export type ExceptionCode = keyof typeof EXCEPTION_CODES;
@@ -63,7 +65,7 @@ export function normaliseRecord(record: BankTransaction): NormalisedRecord {
   if (icNo !== null && !isValidIcDate(icNo)) exceptions.push('IC_INVALID_DATE');
   if (dataEmail !== null && dataEmail !== email) exceptions.push('EMAIL_MISMATCH');
 
-  return {
+  const normalised: NormalisedRecord = {
     orderno: record.orderno,
     bankAgency: record.agency,
     status: record.status,
@@ -87,7 +89,19 @@ export function normaliseRecord(record: BankTransaction): NormalisedRecord {
     dependants,
     exceptions,
   };
+  // Checked on the values kept (after trimming): those are what reports and workbooks show.
+  if (Object.values(normalised).some((v) => typeof v === 'string' && CONTROL_CHARACTER.test(v))) {
+    exceptions.push('CONTROL_CHARACTER');
+  }
+  return normalised;
 }
+
+/**
+ * C0 controls (tab, CR and LF included), DEL and C1 controls: never part of a name or an address, and
+ * XML (so a workbook cell) cannot carry most of them. A bank that sends one has a bug worth seeing.
+ */
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * True when the IC's first six digits are a real YYMMDD date. The century is not written, so a date valid

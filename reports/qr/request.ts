@@ -1,4 +1,5 @@
 import { DomainError } from '../../core/errors.ts';
+import { isReservedKey } from '../../core/http/form.ts';
 import { formatSen, ringgitStringToSen } from '../../core/money.ts';
 import type { FieldError, QrRequest, Validators } from '../../schemas/index.ts';
 
@@ -15,13 +16,22 @@ export function parseQrRequest(
   validators: Validators,
   maxAmountSen: number,
 ): { request: QrRequest; amountSen: number } {
-  const fields: Record<string, unknown> = {};
-  const extras: Record<string, string> = {};
+  // No prototype: a key is only ever data. Reserved names are refused all the same (never dropped).
+  const fields: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  const extras: Record<string, string> = Object.create(null) as Record<string, string>;
+  const reserved: FieldError[] = [];
   for (const [name, value] of entries) {
     const key = EXTRA_FIELD.exec(name)?.[1];
-    if (key === undefined) fields[name] = value;
+    if (isReservedKey(key ?? name)) {
+      reserved.push({
+        pointer: key === undefined ? `/${name}` : `/extras/${key}`,
+        message: 'is a reserved name',
+      });
+    } else if (key === undefined) fields[name] = value;
     else extras[key] = value;
   }
+  if (reserved.length > 0)
+    throw new DomainError('validation-failed', 'The QR code request is not valid.', reserved);
   if (Object.keys(extras).length > 0) {
     if (fields.extras !== undefined) {
       throw new DomainError('validation-failed', 'The QR code request is not valid.', [

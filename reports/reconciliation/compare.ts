@@ -2,7 +2,6 @@ import { statSync } from 'node:fs';
 import { sha256File } from '../../core/canonical-json.ts';
 import { createRequire } from 'node:module';
 import unzipper from 'unzipper';
-import { SHEETS } from './workbook.ts';
 
 type SheetRows = AsyncIterable<{ number: number; values: unknown[] }>;
 /** exceljs's row-by-row sheet parser (not in its public exports, so loaded by path; exceljs is pinned). */
@@ -25,6 +24,7 @@ export interface WorkbookDiff {
 
 type Cell = string | number | boolean | null;
 type Rows = AsyncIterator<{ number: number; cells: Cell[] }>;
+type Sheet = { name: string; rows: Rows };
 
 /**
  * Compares two reconciliation workbooks cell by cell, streaming both (a day may have a million rows).
@@ -47,13 +47,18 @@ async function compareOnce(left: string, right: string, limit: number): Promise<
   const b = sheets(right);
   for (let index = 0; ; index += 1) {
     const [sa, sb] = await Promise.all([a.next(), b.next()]);
-    if (sa.done && sb.done) break;
-    const name = SHEETS[index] ?? `sheet ${index + 1}`;
-    if (sa.done || sb.done) {
-      note(`${name}: only in ${sa.done ? 'the second' : 'the first'} workbook`);
+    const first = sa.done ? undefined : sa.value;
+    const second = sb.done ? undefined : sb.value;
+    if (!first && !second) break;
+    if (!first || !second) {
+      const only = (first ?? second) as Sheet;
+      note(`${only.name}: only in ${first ? 'the first' : 'the second'} workbook`);
+      // Read to its end all the same: an unread sheet's stream would open the file after we returned.
+      while (!(await only.rows.next()).done);
       continue;
     }
-    await compareRows(name, sa.value, sb.value, note);
+    if (first.name !== second.name) note(`sheet ${index + 1}: ${first.name} -> ${second.name}`);
+    await compareRows(first.name, first.rows, second.rows, note);
   }
   return diff;
 }
@@ -84,10 +89,15 @@ async function compareRows(name: string, a: Rows, b: Rows, note: (line: string) 
  * entry (xl/workbook.xml, which exceljs's writer puts last) and then fails or misreads
  * (exceljs/exceljs#3064, about 1 read in 40 here). The zip's central directory (unzipper.Open) gives every
  * entry reliably; each sheet's XML goes through exceljs's own WorksheetReader, row by row. Our workbooks use
- * no shared strings and their sheets are numbered in SHEETS order; styles are not compared (values are).
+ * no shared strings and their sheets are numbered in tab order (a table past Excel's row limit continues on
+ * `Transactions (2)` ..., so the names come from xl/workbook.xml); styles are not compared (values are).
  */
-async function* sheets(file: string): AsyncGenerator<Rows> {
+async function* sheets(file: string): AsyncGenerator<Sheet, void> {
   const directory = await unzipper.Open.file(file);
+  const names = sheetNames(
+    (await directory.files.find((entry) => entry.path === 'xl/workbook.xml')?.buffer())?.toString('utf8') ??
+      '',
+  );
   const number = (p: string) => Number(/^xl\/worksheets\/sheet(\d+)\.xml$/.exec(p)?.[1] ?? NaN);
   const entries = directory.files
     .filter((entry) => !Number.isNaN(number(entry.path)))
@@ -100,11 +110,32 @@ async function* sheets(file: string): AsyncGenerator<Rows> {
       iterator: entry.stream(),
       options: { worksheets: 'emit', hyperlinks: 'ignore' },
     });
-    yield (async function* () {
-      for await (const row of reader) yield { number: row.number, cells: row.values.slice(1).map(plain) };
-    })();
+    const id = number(entry.path);
+    yield {
+      name: names.get(id) ?? `sheet ${id}`,
+      rows: (async function* () {
+        for await (const row of reader) yield { number: row.number, cells: row.values.slice(1).map(plain) };
+      })(),
+    };
   }
 }
+
+/** Sheet id -> name, from the workbook part (exceljs writes sheet N as xl/worksheets/sheetN.xml). */
+function sheetNames(workbookXml: string): Map<number, string> {
+  const names = new Map<number, string>();
+  for (const [tag] of workbookXml.matchAll(/<sheet\b[^>]*>/g)) {
+    const id = Number(/\bsheetId="(\d+)"/.exec(tag)?.[1]);
+    const name = /\bname="([^"]*)"/.exec(tag)?.[1];
+    if (name !== undefined) names.set(id, unescapeXml(name));
+  }
+  return names;
+}
+
+const unescapeXml = (text: string): string =>
+  text.replace(
+    /&(lt|gt|quot|apos|amp);/g,
+    (_, e: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[e] ?? '',
+  );
 
 function plain(value: unknown): Cell {
   if (value === undefined || value === null) return null;

@@ -3,6 +3,31 @@ import ExcelJS from 'exceljs';
 type ZipAppend = (source: unknown, data: Record<string, unknown>) => unknown;
 type AddStyle = (model: unknown, cellType: unknown) => number;
 
+/** The parts of exceljs's styles manager used here: its cell formats as XML, and their index by XML. */
+interface StylesInternals {
+  addStyleModel: AddStyle;
+  model: { styles: string[] };
+  index: { style: Record<string, number> };
+}
+
+/**
+ * The id of a cell format like `base` with quotePrefix="1" (the cell is text even when it starts like a
+ * formula). exceljs 4 has no quotePrefix in its style model, so the format's XML is derived from the one
+ * it built, and registered the way exceljs registers its own (deduplicated by XML).
+ */
+function quotedStyle(styles: StylesInternals, base: number): number {
+  const xml = styles.model.styles[base];
+  if (xml === undefined || !xml.startsWith('<xf ')) throw new Error('unexpected exceljs cell format XML');
+  const quoted = xml.replace('<xf ', '<xf quotePrefix="1" ');
+  let id = styles.index.style[quoted];
+  if (id === undefined) {
+    id = styles.model.styles.length;
+    styles.index.style[quoted] = id;
+    styles.model.styles.push(quoted);
+  }
+  return id;
+}
+
 /**
  * exceljs's streaming workbook writer, made byte-deterministic: the same cells give the same file.
  *
@@ -29,7 +54,7 @@ export class DeterministicWorkbookWriter extends ExcelJS.stream.xlsx.WorkbookWri
    * caching by content changes nothing in the file and saves a third of the writing time.
    */
   private cacheStyles(): void {
-    const styles = (this as unknown as { styles: { addStyleModel: AddStyle } }).styles;
+    const styles = (this as unknown as { styles: StylesInternals }).styles;
     const add = styles.addStyleModel.bind(styles);
     const ids = new Map<string, number>();
     styles.addStyleModel = (model, cellType) => {
@@ -37,7 +62,8 @@ export class DeterministicWorkbookWriter extends ExcelJS.stream.xlsx.WorkbookWri
       const key = `${String(cellType)}|${JSON.stringify(model)}`;
       let id = ids.get(key);
       if (id === undefined) {
-        id = add(model, cellType);
+        const { quotePrefix, ...rest } = model as { quotePrefix?: boolean };
+        id = quotePrefix ? quotedStyle(styles, add(rest, cellType)) : add(model, cellType);
         ids.set(key, id);
       }
       return id;

@@ -10,6 +10,7 @@ import type {
   ReconMovement,
   ReconSnapshot,
 } from '../../core/store/recon-snapshot.ts';
+import { addTextRow, EXCEL_MAX_ROWS } from './cells.ts';
 import { DeterministicWorkbookWriter } from './deterministic-writer.ts';
 import {
   canonicalType,
@@ -28,6 +29,8 @@ export interface WorkbookInput {
   /** Plain-language explanation of each exception code. */
   explanations: Readonly<Record<string, string>>;
   file: string;
+  /** Rows per sheet, the header included, before a table continues on `<name> (2)`; Excel's limit by default. */
+  maxSheetRows?: number;
 }
 
 export const SHEETS = ['Summary', 'Transactions', 'Exceptions', 'Pending', 'Adjustments'] as const;
@@ -62,11 +65,19 @@ export async function writeReconWorkbook(input: WorkbookInput): Promise<DaySumma
   const workbook = new DeterministicWorkbookWriter({ filename: input.file, date: new Date(snapshot.asOf) });
   workbook.reserveFirstSheet();
 
+  const maxRows = input.maxSheetRows ?? EXCEL_MAX_ROWS;
   const builder = summaryBuilder(snapshot);
-  await table(workbook, 'Transactions', TRANSACTION_COLUMNS, snapshot.transactions(), (item) => {
-    builder.transaction(item);
-    return transactionRow(item);
-  });
+  const transactionSheets = await table(
+    workbook,
+    'Transactions',
+    TRANSACTION_COLUMNS,
+    snapshot.transactions(),
+    (item) => {
+      builder.transaction(item);
+      return transactionRow(item);
+    },
+    maxRows,
+  );
   const summary = builder.finish();
 
   const flagged = snapshot.transactions({ flaggedOnly: true });
@@ -76,10 +87,11 @@ export async function writeReconWorkbook(input: WorkbookInput): Promise<DaySumma
     EXCEPTION_COLUMNS,
     exceptionRows(flagged, snapshot, input.explanations),
     (r) => r,
+    maxRows,
   );
 
   const asOf = new Date(summary.asOf).getTime();
-  await table(workbook, 'Pending', PENDING_COLUMNS, snapshot.pending('closing'), (item) => [
+  const pendingRow = (item: ReconItem): unknown[] => [
     item.orderNo,
     kl(item.timeUtc),
     item.businessDate,
@@ -88,7 +100,8 @@ export async function writeReconWorkbook(input: WorkbookInput): Promise<DaySumma
     item.email,
     rm(item.amountSen),
     Math.floor((asOf - new Date(item.timeUtc).getTime()) / 3_600_000) / 24,
-  ]);
+  ];
+  await table(workbook, 'Pending', PENDING_COLUMNS, snapshot.pending('closing'), pendingRow, maxRows);
 
   await table(
     workbook,
@@ -96,9 +109,10 @@ export async function writeReconWorkbook(input: WorkbookInput): Promise<DaySumma
     ADJUSTMENT_COLUMNS,
     snapshot.movements({ adjustmentsOnly: true }),
     adjustmentRow,
+    maxRows,
   );
 
-  writeSummary(workbook, summary, input.title);
+  writeSummary(workbook, summary, input.title, transactionSheets);
   await workbook.commit();
   return summary;
 }
@@ -251,38 +265,63 @@ async function drained(sheet: ExcelJS.Worksheet): Promise<void> {
   timer.abort();
 }
 
-/** A sheet of rows with a bold frozen header, filters over every row, widths and money formats. */
+/**
+ * A table: sheets of rows with a bold frozen header, filters over every row, widths and money formats. A
+ * sheet holds at most `maxRows` rows, its header included; the table continues on `<name> (2)`, `(3)` ...
+ * Returns the names of its sheets.
+ */
 async function table<T>(
   workbook: DeterministicWorkbookWriter,
   name: string,
   columns: readonly Column[],
   items: Iterable<T>,
   toRow: (item: T) => unknown[],
-): Promise<void> {
-  const sheet = workbook.addWorksheet(name, { views: [{ state: 'frozen', ySplit: 1 }] });
-  sheet.columns = columns.map((c, i) => ({
-    key: String(i),
-    width: c.width,
-    style: c.money ? { numFmt: MONEY } : c.numFmt ? { numFmt: c.numFmt } : {},
-  }));
-  const header = sheet.addRow(columns.map((c) => c.header));
-  header.font = { bold: true };
-  header.commit();
+  maxRows: number,
+): Promise<string[]> {
+  const names = [name];
+  const open = (sheetName: string) => {
+    const sheet = workbook.addWorksheet(sheetName, { views: [{ state: 'frozen', ySplit: 1 }] });
+    sheet.columns = columns.map((c, i) => ({
+      key: String(i),
+      width: c.width,
+      style: c.money ? { numFmt: MONEY } : c.numFmt ? { numFmt: c.numFmt } : {},
+    }));
+    const header = sheet.addRow(columns.map((c) => c.header));
+    header.font = { bold: true };
+    header.commit();
+    return sheet;
+  };
+  const close = (sheet: ExcelJS.Worksheet, rows: number) => {
+    sheet.autoFilter = { from: { row: 1, column: 1 }, to: { row: rows, column: columns.length } };
+    sheet.commit();
+  };
+  let sheet = open(name);
   let rows = 1;
   for (const item of items) {
-    sheet.addRow(toRow(item)).commit();
+    if (rows >= maxRows) {
+      close(sheet, rows);
+      names.push(`${name} (${names.length + 1})`);
+      sheet = open(names[names.length - 1] as string);
+      rows = 1;
+    }
+    addTextRow(sheet, toRow(item)).commit();
     rows += 1;
     if (rows % 2000 === 0) await drained(sheet);
   }
-  sheet.autoFilter = { from: { row: 1, column: 1 }, to: { row: rows, column: columns.length } };
-  sheet.commit();
+  close(sheet, rows);
+  return names;
 }
 
-function writeSummary(workbook: DeterministicWorkbookWriter, summary: DaySummary, title: string): void {
+function writeSummary(
+  workbook: DeterministicWorkbookWriter,
+  summary: DaySummary,
+  title: string,
+  transactionSheets: readonly string[],
+): void {
   const sheet = workbook.addReservedSheet('Summary', { views: [{ state: 'frozen', ySplit: 1 }] });
   sheet.columns = [{ width: 34 }, ...Array.from({ length: 8 }, () => ({ width: 16 }))];
   const line = (values: unknown[], options: { bold?: boolean; money?: number[] } = {}) => {
-    const row = sheet.addRow(values);
+    const row = addTextRow(sheet, values);
     if (options.bold) row.font = { bold: true };
     for (const col of options.money ?? []) row.getCell(col).numFmt = MONEY;
     row.commit();
@@ -297,6 +336,8 @@ function writeSummary(workbook: DeterministicWorkbookWriter, summary: DaySummary
   line(['Generated at: data as of (UTC+8)', kl(summary.asOf)]);
   line(['Changes read from (UTC+8)', kl(klDayStartUtc(summary.day))]);
   line(['Content fingerprint (SHA-256)', summary.fingerprint]);
+  // Only a day past Excel's row limit has this line, so other days' bytes do not change.
+  if (transactionSheets.length > 1) line(['Transactions are on the sheets', transactionSheets.join(', ')]);
   line([]);
   if (summary.inputs.transactions === 0) {
     line(['No postings or payments on this day.'], { bold: true });

@@ -339,6 +339,45 @@ test('isForbiddenAddress: the refused ranges, their IPv4-mapped forms, and publi
   assert.equal(isForbiddenAddress('example.com', []), false, 'names are judged at connect time');
 });
 
+test('isForbiddenAddress: NAT64, 6to4, site-local, benchmarking and IETF protocol ranges, edges included', () => {
+  const inside = [
+    // 64:ff9b::/96 (NAT64): the gateway would connect to the embedded IPv4, here 169.254.169.254.
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b::',
+    '64:ff9b::ffff:ffff',
+    '64:ff9b::10.0.0.1',
+    // 64:ff9b:1::/48 (local-use NAT64, RFC 8215) translates the same way.
+    '64:ff9b:1::a9fe:a9fe',
+    // 2002::/16 (6to4): 2002:a9fe:a9fe:: embeds 169.254.169.254.
+    '2002::',
+    '2002:a9fe:a9fe::1',
+    '2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+    // fec0::/10 (deprecated site-local).
+    'fec0::1',
+    'feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+    // 198.18.0.0/15 (benchmarking) and 192.0.0.0/24 (IETF protocol assignments).
+    '198.18.0.0',
+    '198.19.255.255',
+    '::ffff:198.18.0.1',
+    '192.0.0.0',
+    '192.0.0.170',
+    '192.0.0.255',
+  ];
+  const outside = [
+    '64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff',
+    '64:ff9b::1:0:0',
+    '64:ff9b:2::1',
+    '2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+    '2003::1',
+    '198.17.255.255',
+    '198.20.0.0',
+    '191.255.255.255',
+    '192.0.1.0',
+  ];
+  for (const ip of inside) assert.equal(isForbiddenAddress(ip, []), true, ip);
+  for (const ip of outside) assert.equal(isForbiddenAddress(ip, []), false, ip);
+});
+
 test('allowedAddresses exempt exact addresses and CIDRs, IPv4-mapped forms included', () => {
   assert.equal(isForbiddenAddress('127.0.0.1', ['127.0.0.1']), false);
   assert.equal(isForbiddenAddress('127.0.0.2', ['127.0.0.1']), true);

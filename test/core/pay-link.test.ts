@@ -78,6 +78,18 @@ test('a pay link query: without sig it is unsigned and ignored; with sig, repeat
   assert.ok('malformed' in read(`${Array.from({ length: 11 }, (_, i) => `x.k${i}=v`).join('&')}&sig=a`));
 });
 
+test('a pay link query with x.__proto__, x.constructor or x.prototype is malformed and says which, signed or not', () => {
+  for (const name of ['__proto__', 'constructor', 'prototype']) {
+    for (const query of [`x.a=1&x.${name}=v&sig=abc`, `x.${name}=v`]) {
+      const read = readPayLinkQuery(new URLSearchParams(query));
+      assert.ok(
+        'malformed' in read && read.malformed.includes(`x.${name}`),
+        `${query}: ${JSON.stringify(read)}`,
+      );
+    }
+  }
+});
+
 test('a pay link path decodes each segment; anything else is not a pay link', () => {
   assert.deepEqual(parsePayLinkPath('/pay/LZS/zakat-fitrah/INV%2042%2F1/10.00'), {
     agency: 'LZS',

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { mintReportToken, parseTtl, verifyReportToken } from '../../core/report-tokens.ts';
-import { startApp } from '../helpers.ts';
+import { problemOf, startApp } from '../helpers.ts';
 
 const SECRET = 'test-report-token-secret-0123456789abcdef';
 const NOW = new Date('2026-11-20T02:00:00Z');
@@ -54,4 +54,74 @@ test('token lifetimes read as 90d, 12h, 30m or 3600s', () => {
   assert.equal(parseTtl('30m'), 1800);
   assert.equal(parseTtl('3600s'), 3600);
   for (const bad of ['90', 'd', '1w', '-1d', '1.5h']) assert.equal(parseTtl(bad), undefined, bad);
+});
+
+/** A token signed with our secret and the given claims, as someone holding the secret could make one. */
+async function signClaims(claims: Record<string, unknown>, set: (jwt: SignJWT) => SignJWT = (jwt) => jwt) {
+  return set(new SignJWT(claims).setProtectedHeader({ alg: 'HS256' })).sign(new TextEncoder().encode(SECRET));
+}
+
+test('a minted token re-signed with more agencies than its stored record is refused', async (t) => {
+  const { deps } = await startApp(t);
+  const { jti, expiresAt } = await mintReportToken(deps.store, SECRET, {
+    agencies: ['LZS'],
+    ttlSeconds: 3600,
+    now: NOW,
+  });
+  const exp = Math.floor(expiresAt.getTime() / 1000);
+  const widened = await signClaims({ agencies: ['LZS', 'PPZ'] }, (jwt) =>
+    jwt
+      .setJti(jti)
+      .setIssuedAt(Math.floor(NOW.getTime() / 1000))
+      .setExpirationTime(exp),
+  );
+  assert.deepEqual(await verifyReportToken(deps.store, SECRET, widened, NOW), { refused: 'token-invalid' });
+
+  // The same jti with a later exp than the one stored is refused too: the store's expiry is the lifetime.
+  const prolonged = await signClaims({ agencies: ['LZS'] }, (jwt) =>
+    jwt.setJti(jti).setExpirationTime(exp + 86_400),
+  );
+  assert.deepEqual(await verifyReportToken(deps.store, SECRET, prolonged, NOW), { refused: 'token-invalid' });
+});
+
+test('a token without exp is refused even when its jti was minted', async (t) => {
+  const { deps } = await startApp(t);
+  const { jti } = await mintReportToken(deps.store, SECRET, {
+    agencies: ['LZS'],
+    ttlSeconds: 3600,
+    now: NOW,
+  });
+  const eternal = await signClaims({ agencies: ['LZS'] }, (jwt) => jwt.setJti(jti).setIssuedAt());
+  assert.deepEqual(await verifyReportToken(deps.store, SECRET, eternal, NOW), { refused: 'token-invalid' });
+});
+
+test('the agencies granted are those of the stored token, whatever the claims list', async (t) => {
+  const { deps } = await startApp(t);
+  const { token, jti } = await mintReportToken(deps.store, SECRET, {
+    agencies: ['PPZ', 'LZS'],
+    ttlSeconds: 3600,
+    now: NOW,
+  });
+  assert.deepEqual(await verifyReportToken(deps.store, SECRET, token, NOW), { agencies: ['PPZ', 'LZS'] });
+  // The claims may list the stored agencies in another order; they grant the same, never more.
+  const reordered = await signClaims({ agencies: ['LZS', 'PPZ'] }, (jwt) =>
+    jwt.setJti(jti).setExpirationTime(Math.floor(NOW.getTime() / 1000) + 3600),
+  );
+  assert.deepEqual(await verifyReportToken(deps.store, SECRET, reordered, NOW), { agencies: ['PPZ', 'LZS'] });
+});
+
+test('a revoked token is refused on the very next report request', async (t) => {
+  const app = await startApp(t);
+  const { token, jti } = await mintReportToken(app.deps.store, app.deps.config.reportTokenSecret, {
+    agencies: ['LZS'],
+    ttlSeconds: 3600,
+    now: new Date(),
+  });
+  const report = () =>
+    fetch(`${app.url}/api/report/v1/payment?agency=LZS`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal((await report()).status, 200);
+  assert.equal(await app.deps.store.reportTokens.revoke(jti, new Date()), true);
+  const refused = await report();
+  assert.equal(refused.status, 401);
+  assert.match((await problemOf(refused)).type, /token-revoked/);
 });

@@ -117,3 +117,20 @@ test('verifyCallback accepts a genuine callback and refuses tampered, unsigned o
   repeated.append('status', 'failed');
   assert.equal(verifyCallback(repeated, KEY), false);
 });
+
+test('a __proto__ field added to a signed request or callback breaks the signature instead of vanishing', () => {
+  const key = KEY;
+  const now = NOW;
+  const url = new URL(signGet('/api/report/v1/payment', { agency: 'LZS' }, key, now), 'http://x');
+  const entries = [...url.searchParams.entries()];
+  const verify = (list: [string, string][]) =>
+    verifySignedRequest({ method: 'GET', path: url.pathname, entries: list, apiKey: key, now });
+  assert.equal(verify(entries), undefined);
+  assert.equal(verify([...entries, ['__proto__', 'x']]), 'signature-mismatch');
+
+  const fields = { status: 'success', amount: '10.00' };
+  const form = new URLSearchParams({ ...fields, signature: signCallback(fields, key) });
+  assert.equal(verifyCallback(form, key), true);
+  form.append('__proto__', 'x');
+  assert.equal(verifyCallback(form, key), false);
+});

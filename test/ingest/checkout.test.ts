@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { verifyCallback } from '../../core/signatures.ts';
 import { createInProcessRelay } from '../../pipeline/relay.ts';
 import { orderAt, problemOf, startApp, type TestApp } from '../helpers.ts';
@@ -205,6 +206,45 @@ test('the pay page of a link asks for an e-mail and continues into checkout; unk
   ]) {
     assert.equal((await fetch(`${app.url}${bad}`, { headers: { accept: 'text/html' } })).status, 404, bad);
   }
+});
+
+test('a checkout form with a field named __proto__, constructor or prototype is refused (400) naming it', async (t) => {
+  const app = await startApp(t);
+  for (const name of ['__proto__', 'constructor', 'prototype']) {
+    const res = await fetch(`${app.url}/v2/checkout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: `agency=LZS&refNo=R-1&amount=10.00&${name}=x`,
+    });
+    assert.equal(res.status, 400, name);
+    const problem = await problemOf(res);
+    assert.deepEqual(
+      problem.errors?.map((e) => e.pointer),
+      [`/${name}`],
+    );
+    assert.match(problem.detail ?? '', new RegExp(name));
+  }
+});
+
+test('the demo shop builds its returnUrl from PUBLIC_BASE_URL, never from a forged Host header', async (t) => {
+  const app = await startApp(t);
+  const { port } = new URL(app.url);
+  // fetch cannot forge Host; node:http sends the header as given.
+  const page = await new Promise<string>((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path: '/demo/shop', headers: { host: 'attacker.example:80' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+  const returnUrl = /name="returnUrl" value="([^"]*)"/.exec(page)?.[1];
+  assert.equal(returnUrl, `${app.deps.config.publicUrls.base}/demo/receiver`);
+  assert.ok(!page.includes('attacker.example'), 'the Host header appears nowhere on the page');
 });
 
 test('embedded mode: the demo shop posts a valid signed order, and the demo receiver verifies the direct callback', async (t) => {

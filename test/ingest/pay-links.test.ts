@@ -95,3 +95,13 @@ test('a signed link is signed by this deployment only: another PAY_LINK_SECRET r
   assert.equal((await open(foreign)).status, 403);
   assert.equal((await open(signed(app))).status, 200);
 });
+
+test('a signed pay link with x.__proto__ added is refused with a problem naming it, and nothing is stored', async (t) => {
+  const app = await startApp(t);
+  const url = signed(app).replace('?', '?x.__proto__=1&');
+  const res = await open(url, 'application/json');
+  assert.equal(res.status, 403);
+  assert.match((await problemOf(res)).detail ?? '', /x\.__proto__/);
+  assert.equal((await submit(url)).status, 403);
+  assert.equal(await ordersOf(app), 0);
+});

@@ -5,7 +5,7 @@ import { createCallbackClient } from '../../core/outbound/callback-client.ts';
 import { createInProcessRelay } from '../../pipeline/relay.ts';
 import { sweepPendingPayments } from '../../pipeline/enquiry.ts';
 import { onCleanup, problemOf, reportToken, startApp, type TestApp } from '../helpers.ts';
-import { postOrder, startMerchant, type Merchant } from '../support/merchant.ts';
+import { MERCHANT_REPLY, postOrder, startMerchant, type Merchant } from '../support/merchant.ts';
 
 // Retries every ~30 ms so the schedule runs in a test's time; the shape is the production one.
 const FAST = { CALLBACK_RETRY_MS: '30', CALLBACK_TIMEOUT_MS: '2000' };
@@ -233,4 +233,54 @@ test('SSRF: metadata and private returnUrls are refused at checkout; a name rebi
   const [callback] = await app.deps.store.checkout.callbacksOf(created.orderNo);
   assert.equal(callback?.attemptLog[0]?.statusCode, null);
   assert.match(callback?.attemptLog[0]?.error ?? '', /forbidden address 10\.0\.0\.1/);
+});
+
+test('a callback to a refused address is dead after its first attempt, the reason in that attempt', async (t) => {
+  const app = await startApp(t, FAST, {
+    callbacks: createCallbackClient({
+      timeoutMs: 1000,
+      allowedAddresses: ['127.0.0.1'],
+      // NAT64 form of the cloud metadata address 169.254.169.254.
+      lookup: (_host, _options, callback) =>
+        callback(null, [{ address: '64:ff9b::a9fe:a9fe', family: 6 } satisfies LookupAddress]),
+    }),
+  });
+  await app.deps.store.agencies.update('LZS', {
+    settings: { callbackHosts: ['127.0.0.1', 'nat64.test'] },
+  });
+  runRelay(t, app);
+  const created = await order(app, { url: 'http://nat64.test:8080' });
+  await pay(app, created, 'SBX00');
+  await until(async () => (await stateOf(app, created.orderNo))[0]?.[1] === 'dead');
+  // Past the fast phase's ~30 ms retries, a retried callback would show more attempts by now.
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  const [callback] = await app.deps.store.checkout.callbacksOf(created.orderNo);
+  assert.equal(callback?.state, 'dead');
+  assert.equal(callback?.attemptLog.length, 1);
+  assert.match(callback?.attemptLog[0]?.error ?? '', /forbidden address 64:ff9b::a9fe:a9fe/);
+});
+
+test("a merchant's 2xx answer body is not kept; the excerpt of a non-2xx answer is", async (t) => {
+  const app = await startApp(t, FAST);
+  const merchant = await startMerchant(t, (_form, nth) => (nth < 1 ? 500 : 200));
+  runRelay(t, app);
+  const created = await order(app, merchant);
+  await pay(app, created, 'SBX00');
+  await until(async () => (await stateOf(app, created.orderNo)).some(([, state]) => state === 'delivered'));
+  const [callback] = await app.deps.store.checkout.callbacksOf(created.orderNo);
+  assert.deepEqual(
+    callback?.attemptLog.map((a) => [a.statusCode, a.responsePrefix]),
+    [
+      [500, 'try again'],
+      [200, ''],
+    ],
+  );
+  const token = await reportToken(app, ['LZS'], new Date());
+  const report = await fetch(`${app.url}/api/report/v1/fpxrequest?fpx_seller_order_no=${created.orderNo}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const text = await report.text();
+  assert.equal(report.status, 200);
+  assert.ok(text.includes('try again'), 'the 500 excerpt is reported');
+  assert.ok(!text.includes(MERCHANT_REPLY), 'the 2xx body is not reported');
 });

@@ -69,6 +69,7 @@ test('each exception code has a case', () => {
     ['FITRAH_FIELDS_ON_NON_FITRAH', { ...plain, data: { ...plain.data, zakat_rate: '7.00' } }],
     ['IC_INVALID_DATE', { ...plain, data: { ...plain.data, zakat_ic_no: '851332105432' } }],
     ['EMAIL_MISMATCH', { ...plain, data: { ...plain.data, email: 'someone.else@example.my' } }],
+    ['CONTROL_CHARACTER', { ...plain, name: 'Ali\u0000 bin Abu' }],
   ];
   assert.deepEqual(
     cases.map(([code]) => code).sort(),
@@ -105,5 +106,21 @@ test('normalising is pure: the same record always gives the same result', () => 
         assert.deepEqual(normaliseRecord(r), normaliseRecord(structuredClone(r)));
       },
     ),
+  );
+});
+
+test('a control character kept in a name, e-mail or address is flagged CONTROL_CHARACTER; one trimmed away is not', () => {
+  const plain = bankRecord();
+  assert.deepEqual(codes({ ...plain, name: 'Ali\u0000 bin Abu' }), ['CONTROL_CHARACTER']);
+  assert.deepEqual(codes({ ...plain, name: 'Ali\nbin Abu' }), ['CONTROL_CHARACTER']);
+  assert.deepEqual(codes({ ...plain, name: 'Ali bin Abu\u007f' }), ['CONTROL_CHARACTER'], 'DEL');
+  assert.deepEqual(codes({ ...plain, name: 'Ali\u0085bin Abu' }), ['CONTROL_CHARACTER'], 'C1 (NEL)');
+  assert.deepEqual(codes({ ...plain, data: { ...plain.data, zakat_address: 'No 1,\u001bJalan Damai' } }), [
+    'CONTROL_CHARACTER',
+  ]);
+  assert.deepEqual(
+    codes({ ...plain, name: '\tAli bin Abu\r\n' }),
+    [],
+    'leading and trailing space is trimmed',
   );
 });

@@ -220,6 +220,31 @@ test('the request is checked field by field (422 with pointers) after its signat
   assert.equal(storedCodes(app), 0);
 });
 
+test('reserved names are refused, never dropped: a form field __proto__ (400) and extras[__proto__], extras[constructor], extras[prototype] (422)', async (t) => {
+  const app = await startApp(t);
+  for (const name of ['__proto__', 'constructor', 'prototype']) {
+    const field = await generate(app, QR, { ...fields(), [name]: 'x' });
+    assert.equal(field.status, 400, name);
+    assert.deepEqual(
+      (await problemOf(field)).errors?.map((e) => e.pointer),
+      [`/${name}`],
+      name,
+    );
+    const extra = await generate(app, QR, {
+      ...fields(),
+      'extras[household]': 'A-7',
+      [`extras[${name}]`]: 'x',
+    });
+    assert.equal(extra.status, 422, `extras[${name}]`);
+    const problem = await problemOf(extra);
+    assert.ok(
+      problem.errors?.some((e) => e.pointer === `/extras/${name}` && /reserved/.test(e.message)),
+      JSON.stringify(problem.errors),
+    );
+  }
+  assert.equal(storedCodes(app), 0);
+});
+
 test('the DuitNow generator answers with the payload and a PNG of it: the data objects of the issue, with a valid CRC', async (t) => {
   const app = await startApp(t);
   const res = await generate(app, DUITNOW, fields({ amount: '10.00' }));
