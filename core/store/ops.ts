@@ -52,21 +52,22 @@ export function opsRepository(db: Db) {
   const reconHealth = db.prepare<[string], ReconHealth>(
     `SELECT sink,
        max(CASE WHEN trigger = 'nightly' THEN finished_at END) AS lastNightlyAt,
-       sum(CASE WHEN finished_at >= ?1
+       sum(CASE WHEN finished_at >= ?
              AND EXISTS (SELECT 1 FROM recon_deliveries d WHERE d.run_id = r.id AND d.outcome = 'failed')
              AND NOT EXISTS (SELECT 1 FROM recon_deliveries d WHERE d.run_id = r.id AND d.outcome = 'sent')
            THEN 1 ELSE 0 END) AS emailsFailed
      FROM recon_runs r GROUP BY sink ORDER BY sink`,
   );
-  // Every version a batch brought in is normalised once and ledgered once in its sink (as recon's readiness
-  // counts them): one missing from either is work the pipeline still owes, or lost.
+  // Every version a batch brought in (accepted or updated) is normalised once and ledgered once in its
+  // sink, as recon's readiness counts them: one a batch still lacks is work the pipeline owes, or lost.
   const unledgered = db.prepare<[string], UnledgeredVersions>(
-    `SELECT count(*) AS count, min(b.received_at) AS oldestReceivedAt
-     FROM webhook_batches b JOIN bank_posting_versions v ON v.batch_id = b.id
-     LEFT JOIN normalised_postings n ON n.posting_id = v.posting_id AND n.version = v.version
-     WHERE b.received_at >= ?
-       AND (n.posting_id IS NULL OR NOT EXISTS (SELECT 1 FROM ledger_entries l
-         WHERE l.sink = n.sink AND l.posting_id = n.posting_id AND l.version = n.version))`,
+    `SELECT coalesce(sum(expected - ledgered), 0) AS count, min(received_at) AS oldestReceivedAt FROM (
+       SELECT b.received_at, b.accepted + b.updated AS expected,
+         (SELECT count(*) FROM normalised_postings n JOIN ledger_entries l
+            ON l.sink = n.sink AND l.posting_id = n.posting_id AND l.version = n.version
+          WHERE n.batch_id = b.id) AS ledgered
+       FROM webhook_batches b WHERE b.received_at >= ?)
+     WHERE ledgered < expected`,
   );
 
   return {
