@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import { TEST_SINK } from './pipeline.ts';
 
 /** Outbox rows of one queue not yet handed over (or failed for good), and how old the oldest waiting is. */
 export interface OutboxBacklog {
@@ -58,16 +59,20 @@ export function opsRepository(db: Db) {
            THEN 1 ELSE 0 END) AS emailsFailed
      FROM recon_runs r GROUP BY sink ORDER BY sink`,
   );
-  // Every version a batch brought in (accepted or updated) is normalised once and ledgered once in its
-  // sink, as recon's readiness counts them: one a batch still lacks is work the pipeline owes, or lost.
-  const unledgered = db.prepare<[string], UnledgeredVersions>(
-    `SELECT coalesce(sum(expected - ledgered), 0) AS count, min(received_at) AS oldestReceivedAt FROM (
-       SELECT b.received_at, b.accepted + b.updated AS expected,
-         (SELECT count(*) FROM normalised_postings n JOIN ledger_entries l
-            ON l.sink = n.sink AND l.posting_id = n.posting_id AND l.version = n.version
-          WHERE n.batch_id = b.id) AS ledgered
-       FROM webhook_batches b WHERE b.received_at >= ?)
-     WHERE ledgered < expected`,
+  // Every version a batch brought in (accepted or updated) gets one ledger entry in its sink, stamped with
+  // its batch's received_at (as recon's readiness counts them). Counting entries per received_at on the
+  // (sink, received_at) index, against the batches' counts, avoids a lookup per version: a scrape stays
+  // a few milliseconds at 100,000 versions a day. Sinks are the agencies and the live-test sink.
+  const unledgered = db.prepare<[string, string], UnledgeredVersions>(
+    `WITH sinks AS (SELECT code AS sink FROM agencies UNION ALL SELECT ?),
+       batches AS (SELECT received_at, sum(accepted + updated) AS expected FROM webhook_batches
+         WHERE received_at >= ? GROUP BY received_at),
+       counted AS MATERIALIZED (SELECT b.received_at, b.expected,
+         (SELECT count(*) FROM ledger_entries l
+          WHERE l.sink IN (SELECT sink FROM sinks) AND l.received_at = b.received_at) AS ledgered
+         FROM batches b)
+     SELECT coalesce(sum(expected - ledgered), 0) AS count, min(received_at) AS oldestReceivedAt
+     FROM counted WHERE ledgered < expected`,
   );
 
   return {
@@ -101,7 +106,7 @@ export function opsRepository(db: Db) {
 
     /** Versions received since `since` and not in their ledger yet. */
     async unledgeredVersions(since: Date): Promise<UnledgeredVersions> {
-      return unledgered.get(since.toISOString()) ?? { count: 0, oldestReceivedAt: null };
+      return unledgered.get(TEST_SINK, since.toISOString()) ?? { count: 0, oldestReceivedAt: null };
     },
   };
 }
