@@ -396,7 +396,10 @@ const callbacks = program
 callbacks
   .command('list')
   .description('List callbacks, newest first, with their last attempt')
-  .option('--failed', 'only those given up (dead) or refused by the merchant (410)')
+  .option(
+    '--failed',
+    'only the failing: still retrying after a failed attempt, given up (dead), or refused by the merchant (410)',
+  )
   .option('--limit <n>', 'how many', '50')
   .option('--json', 'machine-readable output, with every attempt')
   .action(async (opts: { failed?: boolean; limit: string; json?: boolean }) => {
@@ -417,8 +420,12 @@ callbacks
     for (const r of withAttempts) {
       const last = r.attempts.at(-1);
       const lastText = last ? `last ${last.at} ${last.statusCode ?? last.error ?? ''}` : 'not tried yet';
+      // Queued after a failed attempt: failing now, and tried again at its next attempt.
+      const retrying = r.state === 'queued' && r.attempts.length > 0;
+      const state = retrying ? 'retrying' : r.state;
+      const nextText = retrying && r.nextAttemptAt ? `, next ${r.nextAttemptAt}` : '';
       print(
-        `${r.orderNo}  ${r.agencyCode.padEnd(5)} ${r.status.padEnd(8)} ${r.state.padEnd(10)} ${r.attempts.length} attempt(s), ${lastText}`,
+        `${r.orderNo}  ${r.agencyCode.padEnd(5)} ${r.status.padEnd(8)} ${state.padEnd(10)} ${r.attempts.length} attempt(s), ${lastText}${nextText}`,
       );
       print(`  ${r.url}`);
     }

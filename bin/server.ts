@@ -7,6 +7,7 @@ import { createEnquirySweep } from '../pipeline/enquiry.ts';
 import { createNightlyScheduler } from '../pipeline/recon/scheduler.ts';
 import { createInProcessRelay } from '../pipeline/relay.ts';
 import { queueBoard } from '../pipeline/queue-board.ts';
+import { observePipeline } from '../pipeline/observe.ts';
 import { runMain } from './run-main.ts';
 
 await runMain(async () => {
@@ -15,6 +16,8 @@ await runMain(async () => {
   if (config.seedDemo) await seedDemoData(deps.store, deps.clock.now());
   if (config.nodeEnv === 'production') await assertNoDemoSecrets(deps.store);
 
+  // Readiness checks Redis, and the metrics read the queues, before the first request.
+  const observed = observePipeline(deps);
   let shuttingDown = false;
   const isShuttingDown = () => shuttingDown;
   // Bull Board (Redis mode, behind the admin password) lives on the reports host.
@@ -64,6 +67,7 @@ await runMain(async () => {
     nightly?.stop();
     deps.mailer.close();
     await board?.close();
+    await observed.close();
     await deps.callbacks.close();
     deps.store.close();
   };

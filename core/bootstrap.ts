@@ -8,6 +8,8 @@ import { openStore, type AgencySettings, type Store } from './store/index.ts';
 import { systemClock } from './clock.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import type { Deps } from './deps.ts';
+import { createReadiness } from './readiness.ts';
+import { createMetrics } from './metrics.ts';
 import { compileValidators } from '../schemas/index.ts';
 
 /**
@@ -21,6 +23,7 @@ export function createDeps(
   const config: Config = overrides.config ?? loadConfig(env);
   const store = overrides.store ?? openStore(config.databaseFile);
   const clock = overrides.clock ?? systemClock;
+  const readiness = overrides.readiness ?? createReadiness(store, clock);
   return {
     config,
     logger: overrides.logger ?? createLogger(config.logLevel),
@@ -39,6 +42,8 @@ export function createDeps(
         allowedAddresses: config.callbacks.allowedAddresses,
       }),
     mailer: overrides.mailer ?? createMailer(config.mail),
+    readiness,
+    metrics: overrides.metrics ?? createMetrics({ store, clock, readiness }),
   };
 }
 

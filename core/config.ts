@@ -27,7 +27,7 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** Key prefix of every BullMQ queue, so several deployments (or tests) can share one Redis. */
   readonly queuePrefix: string;
-  /** Password of the `admin` user of the admin pages (Bull Board); undefined disables them. */
+  /** Password of the `admin` user of the admin pages (Bull Board) and GET /metrics; undefined disables them. */
   readonly adminPassword: string | undefined;
   /** Whether Bull Board may retry, promote or remove jobs (default: look only). */
   readonly queueBoardWritable: boolean;
@@ -151,7 +151,7 @@ export const ENV_VARS: readonly EnvVar[] = [
     name: 'ADMIN_PASSWORD',
     default: 'demo-admin-password (unset in production or on a non-loopback HOST)',
     meaning:
-      'Password of user `admin` for the admin pages (Bull Board at `/admin/queues`, Redis mode); unset disables them',
+      'Password of user `admin` for the admin pages (`/admin/queues`, Redis mode) and `/metrics`; unset disables them',
   },
   {
     name: 'REPORT_TOKEN_SECRET',

@@ -6,6 +6,8 @@ import type { Validators } from '../schemas/index.ts';
 import type { Acquirer } from './acquirer/types.ts';
 import type { CallbackClient } from './outbound/callback-client.ts';
 import type { Mailer } from './outbound/mailer.ts';
+import type { Readiness } from './readiness.ts';
+import type { Metrics } from './metrics.ts';
 
 /** Everything a handler, service or job may use; built once per process by its composition root. */
 export interface Deps {
@@ -20,4 +22,8 @@ export interface Deps {
   readonly callbacks: CallbackClient;
   /** Sends the nightly e-mails: SMTP, or .eml files in embedded mode. */
   readonly mailer: Mailer;
+  /** What GET /health/ready checks: the store commits, and what the process adds (Redis in Redis mode). */
+  readonly readiness: Readiness;
+  /** This process's Prometheus registry (GET /metrics). */
+  readonly metrics: Metrics;
 }

@@ -5,6 +5,13 @@ import { qrPaths } from './openapi-qr.ts';
 import { hostServer, problemResponse, signedGetParams, type Json } from './openapi-parts.ts';
 
 /** The endpoints, host by host. Each later capability adds its paths here, referencing schemas/ files. */
+/** The body of a 200 from a health probe. */
+const okSchema = {
+  type: 'object',
+  required: ['status'],
+  properties: { status: { type: 'string', enum: ['ok'] } },
+};
+
 function paths(settings: OpenApiSettings): Json {
   return {
     ...checkoutPaths(),
@@ -284,25 +291,53 @@ function paths(settings: OpenApiSettings): Json {
         },
       },
     },
+    '/health/live': {
+      get: {
+        operationId: 'getLiveness',
+        tags: ['Service'],
+        summary: 'Liveness (every host): the process runs and answers; touches no dependency',
+        responses: { '200': { description: 'Alive', content: { 'application/json': { schema: okSchema } } } },
+      },
+    },
+    '/health/ready': {
+      get: {
+        operationId: 'getReadiness',
+        tags: ['Service'],
+        summary:
+          'Readiness (every host): the store commits a write, Redis answers (Redis mode); what a load balancer probes',
+        responses: {
+          '200': { description: 'Ready', content: { 'application/json': { schema: okSchema } } },
+          '503': problemResponse(
+            'Not ready: errors[] names each failing dependency (/checks/store, /checks/redis), or the process is shutting down.',
+          ),
+        },
+      },
+    },
     '/health': {
       get: {
         operationId: 'getHealth',
         tags: ['Service'],
-        summary: 'Liveness and database check (every host)',
+        summary: 'Readiness under its old name (every host); the same as /health/ready',
+        responses: {
+          '200': { description: 'Ready', content: { 'application/json': { schema: okSchema } } },
+          '503': problemResponse('Not ready, as /health/ready.'),
+        },
+      },
+    },
+    '/metrics': {
+      get: {
+        operationId: 'getMetrics',
+        tags: ['Service'],
+        summary:
+          'Prometheus metrics of this process (every host), behind the admin password; docs/operations.md',
+        security: [{ adminBasic: [] }],
         responses: {
           '200': {
-            description: 'Up',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['status'],
-                  properties: { status: { type: 'string', enum: ['ok'] } },
-                },
-              },
-            },
+            description: 'The Prometheus text format',
+            content: { 'text/plain; version=0.0.4; charset=utf-8': {} },
           },
-          '503': problemResponse('The database is not reachable, or the process is shutting down.'),
+          '401': problemResponse('Missing or wrong admin credentials.'),
+          '404': problemResponse('No ADMIN_PASSWORD is set: there are no metrics to serve.'),
         },
       },
     },

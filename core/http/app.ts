@@ -2,10 +2,11 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { problemMiddleware } from './problem.ts';
 import { requestContext } from './request-context.ts';
-import { DomainError } from '../errors.ts';
 import type { Deps } from '../deps.ts';
 import { buildOpenApi } from '../../schemas/openapi.ts';
 import { version } from '../version.ts';
+import { mountHealth } from './health.ts';
+import { httpMetrics, mountMetrics } from './metrics.ts';
 
 /** A host's routes, mounted by createHttpApp. */
 export type MountRoutes = (router: Router, deps: Deps) => void;
@@ -13,7 +14,7 @@ export type MountRoutes = (router: Router, deps: Deps) => void;
 export interface HttpAppOptions {
   /** The routes of each host this app serves. */
   mounts: readonly MountRoutes[];
-  /** Set while shutting down, so /health answers 503 and load balancers move away. */
+  /** Set while shutting down, so /health/ready answers 503 and load balancers move away. */
   isShuttingDown?: () => boolean;
   /** Whole sub-apps mounted before the routes (e.g. the queue board), behind the shared error path. */
   middleware?: readonly Koa.Middleware[];
@@ -21,7 +22,7 @@ export interface HttpAppOptions {
 
 /**
  * A Koa app with the shared middleware (request id and logging, the one error path) and the routes
- * every host serves (/health, /api/openapi.json), plus the given hosts' routes.
+ * every host serves (/health/live, /health/ready, /metrics, /api/openapi.json), plus the given hosts' routes.
  */
 export function createHttpApp(deps: Deps, options: HttpAppOptions): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
@@ -40,17 +41,11 @@ export function createHttpApp(deps: Deps, options: HttpAppOptions): Koa {
     ctx.type = 'application/json';
     ctx.body = openApi;
   });
-  router.get('/health', async (ctx) => {
-    if (options.isShuttingDown?.()) throw new DomainError('unavailable', 'Shutting down.');
-    try {
-      await deps.store.ping();
-    } catch {
-      throw new DomainError('unavailable', 'The database is not reachable.');
-    }
-    ctx.body = { status: 'ok' };
-  });
+  mountHealth(router, deps, options.isShuttingDown);
+  mountMetrics(router, deps);
   for (const mount of options.mounts) mount(router, deps);
 
+  app.use(httpMetrics(deps));
   app.use(requestContext(deps.logger));
   app.use(problemMiddleware(deps.logger));
   for (const middleware of options.middleware ?? []) app.use(middleware);

@@ -42,8 +42,8 @@ export interface CallbackClientOptions {
 }
 
 export interface CallbackClient {
-  /** POSTs `body` (already form-encoded). Never rejects for network problems: the result carries them. */
-  postForm(url: string, body: string): Promise<DeliveryResult>;
+  /** POSTs `body` (already form-encoded) with any extra `headers`. Never rejects for network problems: the result carries them. */
+  postForm(url: string, body: string, headers?: Readonly<Record<string, string>>): Promise<DeliveryResult>;
   close(): Promise<void>;
 }
 
@@ -227,7 +227,11 @@ export function createCallbackClient(options: CallbackClientOptions): CallbackCl
     },
   });
 
-  async function postForm(url: string, body: string): Promise<DeliveryResult> {
+  async function postForm(
+    url: string,
+    body: string,
+    headers: Readonly<Record<string, string>> = {},
+  ): Promise<DeliveryResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     let target: URL;
@@ -258,7 +262,7 @@ export function createCallbackClient(options: CallbackClientOptions): CallbackCl
       const response = await request(target, {
         dispatcher: agent,
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': userAgent },
+        headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded', 'user-agent': userAgent },
         body,
         signal: AbortSignal.timeout(timeoutMs),
       });

@@ -59,3 +59,16 @@ export function indirectCallbackFields(
   if (fields.extraData === '') delete fields.extraData;
   return fields;
 }
+
+/** The header that repeats a direct callback's `callback_id`, for receivers that deduplicate before parsing. */
+export const CALLBACK_ID_HEADER = 'X-Amil-Callback-Id';
+
+/**
+ * Adds the callback's stable id to its `fpx` JSON as `callback_id`, so the signature covers it. Every
+ * attempt of one callback carries the same id: a merchant that saw it already acknowledges and ignores it
+ * (delivery is at least once). A redelivery by ops is a new callback with a new id.
+ */
+export function withCallbackId(fields: Record<string, string>, callbackId: string): Record<string, string> {
+  const fpx = JSON.parse(fields.fpx ?? '{}') as Record<string, unknown>;
+  return { ...fields, fpx: JSON.stringify({ callback_id: callbackId, ...fpx }) };
+}

@@ -369,12 +369,16 @@ export function checkoutRepository(db: Db) {
         .immediate();
     },
 
-    /** Callbacks newest first: every one, or only those that gave up (dead) or were refused (gone). */
+    /**
+     * Callbacks newest first: every one, or only the failing: given up (dead), refused (gone), or still
+     * queued after a failed attempt (retrying: what ops must see while a merchant is down).
+     */
     async callbacks(filter: { failed?: boolean; limit: number }): Promise<CallbackRow[]> {
       return db
         .prepare<[number, number], CallbackRow>(
           `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p USING (order_no)
-           WHERE (? = 0 OR c.state IN ('dead', 'gone')) ORDER BY c.id DESC LIMIT ?`,
+           WHERE (? = 0 OR c.state IN ('dead', 'gone') OR (c.state = 'queued' AND c.attempts > 0))
+           ORDER BY c.id DESC LIMIT ?`,
         )
         .all(filter.failed ? 1 : 0, filter.limit);
     },

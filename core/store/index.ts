@@ -13,6 +13,7 @@ import { sandboxRepository } from './sandbox.ts';
 import { reconRunsRepository } from './recon-runs.ts';
 import { reconArchiveRepository } from './recon-archive.ts';
 import { qrCodesRepository } from './qr-codes.ts';
+import { opsRepository } from './ops.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
 export { NORMALISE_QUEUE } from './bank-postings.ts';
@@ -52,6 +53,7 @@ export type { OutboxRow, QueueStats } from './outbox.ts';
 export type { NormalisedFields, BatchVersion, LedgerEntry, Job } from './pipeline.ts';
 export { TEST_SINK } from './pipeline.ts';
 export type { PartnerSummary, PartnerPasswordRow } from './partners.ts';
+export type { OutboxBacklog, CallbackCount, ReconHealth, UnledgeredVersions } from './ops.ts';
 
 /**
  * All SQL lives behind these repositories, one coarse function per use case. They return Promises
@@ -73,6 +75,8 @@ export interface Store {
   readonly reconRuns: ReturnType<typeof reconRunsRepository>;
   readonly reconArchive: ReturnType<typeof reconArchiveRepository>;
   readonly qrCodes: ReturnType<typeof qrCodesRepository>;
+  /** The readiness write and the counts metrics read. */
+  readonly ops: ReturnType<typeof opsRepository>;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
   close(): void;
@@ -97,6 +101,7 @@ export function openStore(file: string): Store {
     reconRuns: reconRunsRepository(db, file),
     reconArchive: reconArchiveRepository(db),
     qrCodes: qrCodesRepository(db),
+    ops: opsRepository(db),
     async ping() {
       db.prepare('SELECT 1').get();
     },

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { Deps } from '../../core/deps.ts';
-import { DomainError, type RecordFieldError } from '../../core/errors.ts';
+import { DomainError, ERROR_CATALOGUE, type RecordFieldError } from '../../core/errors.ts';
 import { parseJson, readRawBody } from '../../core/http/raw-body.ts';
 import type { BankWebhookRequest } from '../../schemas/index.ts';
 import { createPartnerAuthenticator, requirePartner } from '../partner-auth.ts';
@@ -10,15 +10,34 @@ import { ingestBankBatch } from './service.ts';
 /** POST /api/bank/webhook on the {pay_url} host: auth -> read and validate the batch -> store it. */
 export function mountBankWebhook(router: Router, deps: Deps): void {
   const authenticate = createPartnerAuthenticator(deps.store);
-  router.post('/api/bank/webhook', requirePartner(authenticate), readBatch(deps), async (ctx) => {
-    const { body, request } = ctx.state.batch as { body: Buffer; request: BankWebhookRequest };
-    ctx.body = await ingestBankBatch(deps, {
-      partnerId: ctx.state.partnerId as string,
-      contentType: ctx.get('content-type'),
-      body,
-      request,
-    });
-  });
+  router.post(
+    '/api/bank/webhook',
+    countBatch(deps),
+    requirePartner(authenticate),
+    readBatch(deps),
+    async (ctx) => {
+      const { body, request } = ctx.state.batch as { body: Buffer; request: BankWebhookRequest };
+      ctx.body = await ingestBankBatch(deps, {
+        partnerId: ctx.state.partnerId as string,
+        contentType: ctx.get('content-type'),
+        body,
+        request,
+      });
+    },
+  );
+}
+
+/** Counts each request by the status it gets: refusals (401, 413, 422, 503...) show in the metrics. */
+function countBatch(deps: Deps) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    try {
+      await next();
+      deps.metrics.webhookBatch(ctx.status);
+    } catch (err) {
+      deps.metrics.webhookBatch(err instanceof DomainError ? ERROR_CATALOGUE[err.code].status : 500);
+      throw err;
+    }
+  };
 }
 
 /** 415, 413, 400 and 422 in that order; on success ctx.state.batch holds the raw bytes and the batch. */

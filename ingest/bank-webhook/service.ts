@@ -15,7 +15,7 @@ export interface BankBatch {
 export async function ingestBankBatch(deps: Deps, batch: BankBatch): Promise<BankWebhookResponse> {
   const receivedAt = deps.clock.now();
   const records = batch.request.transactions.map((tx) => prepareRecord(tx, deps.config.webhook.routes));
-  return deps.store.bankPostings.ingestBatch({
+  const response = await deps.store.bankPostings.ingestBatch({
     partnerId: batch.partnerId,
     receivedAt,
     businessDate: businessDate(receivedAt),
@@ -24,4 +24,6 @@ export async function ingestBankBatch(deps: Deps, batch: BankBatch): Promise<Ban
     bodySha256: sha256Hex(batch.body),
     records,
   });
+  deps.metrics.webhookRecords(response.summary);
+  return response;
 }

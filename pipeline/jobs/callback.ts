@@ -1,4 +1,5 @@
 import type { Deps } from '../../core/deps.ts';
+import { CALLBACK_ID_HEADER, withCallbackId } from '../../core/payments/callback-fields.ts';
 import { signCallback } from '../../core/signatures.ts';
 import { CALLBACK_QUEUE, callbackJobId, type AttemptVerdict } from '../../core/store/index.ts';
 import { nextAttemptAt } from '../callbacks/schedule.ts';
@@ -11,8 +12,9 @@ const BUSY_RETRY_MS = 1000;
  * One delivery attempt of a direct callback (section 6): the fields signed with the agency's current key
  * (5.3, callback rule), POSTed form-encoded by the SSRF-safe client. Any 2xx acknowledges; 410 stops; any
  * other answer or failure is tried again on the schedule, and given up (dead) past the horizon; an address
- * the SSRF policy refuses is dead at once. Every attempt is recorded, the answer's excerpt only when not
- * 2xx. A callback superseded by a newer status, or already finished, is not sent.
+ * the SSRF policy refuses is dead at once. Every attempt is recorded (the answer's excerpt only when not
+ * 2xx), and carries the callback's stable id (at-least-once delivery: a crash after the merchant answered
+ * sends it again). A callback superseded by a newer status, or already finished, is not sent.
  */
 export const callbackJob: JobDefinition<{ callbackId: number }> = {
   name: 'callback',
@@ -37,12 +39,10 @@ export const callbackJob: JobDefinition<{ callbackId: number }> = {
       return;
     }
     const callback = claim.claimed;
-    const body = await signedBody(
-      deps,
-      callback.agencyCode,
-      JSON.parse(callback.fields) as Record<string, string>,
-    );
-    const result = await deps.callbacks.postForm(callback.url, body);
+    // The row id is the callback's id: the same on every attempt, so the merchant can deduplicate on it.
+    const fields = withCallbackId(JSON.parse(callback.fields) as Record<string, string>, String(id));
+    const body = await signedBody(deps, callback.agencyCode, fields);
+    const result = await deps.callbacks.postForm(callback.url, body, { [CALLBACK_ID_HEADER]: String(id) });
     const finished = deps.clock.now();
     const code = result.statusCode;
     let verdict: AttemptVerdict;

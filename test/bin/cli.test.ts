@@ -220,3 +220,49 @@ test('amil callbacks list --failed shows a callback given up; redeliver queues i
   );
   assert.equal((await runCli(['callbacks', 'redeliver', 'AM000000NOPE'], env)).code, 1);
 });
+
+test('amil callbacks list --failed also shows a callback still retrying after a failed attempt, with its next attempt', async (t) => {
+  const { postOrder, startMerchant } = await import('../support/merchant.ts');
+  const { createInProcessRelay } = await import('../../pipeline/relay.ts');
+  const { sample } = await import('../support/metrics.ts');
+  const app = await startApp(t, { CALLBACK_RETRY_MS: '60000' });
+  const merchant = await startMerchant(t, () => 503);
+  const res = await postOrder(app, {
+    agency: 'LZS',
+    refNo: 'CLI-RETRY',
+    amount: '10.00',
+    email: 'ali@example.my',
+    returnUrl: `${merchant.url}/cb`,
+  });
+  const { orderNo, checkoutUrl } = (await res.json()) as { orderNo: string; checkoutUrl: string };
+  const t0 = new URL(checkoutUrl, app.url).searchParams.get('t') ?? '';
+  await fetch(`${app.url}/v2/checkout/${orderNo}/pay`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ t: t0, method: 'fpx', bank: 'SBX00' }).toString(),
+  });
+  // One attempt answered 503; the next is a minute away, so the callback is queued and failing.
+  await createInProcessRelay(app.deps).drain();
+  assert.equal(merchant.received.length, 1);
+  const [callback] = await app.deps.store.checkout.callbacksOf(orderNo);
+  assert.deepEqual([callback?.state, callback?.attempts], ['queued', 1]);
+
+  const env = { DATA_DIR: app.dataDir };
+  const listed = await runCli(['callbacks', 'list', '--failed'], env);
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(
+    listed.stdout,
+    new RegExp(
+      `${orderNo}\\s+LZS\\s+success\\s+retrying\\s+1 attempt\\(s\\), last \\S+ 503, next ${callback?.nextAttemptAt}`,
+    ),
+  );
+  const json = await runCli(['callbacks', 'list', '--failed', '--json'], env);
+  const rows = JSON.parse(json.stdout) as { orderNo: string; state: string; nextAttemptAt: string }[];
+  assert.deepEqual(
+    rows.map((r) => [r.orderNo, r.state, r.nextAttemptAt]),
+    [[orderNo, 'queued', callback?.nextAttemptAt]],
+  );
+  // The metrics say the same: one callback queued after one attempt.
+  const text = await app.deps.metrics.registry.metrics();
+  assert.equal(sample(text, 'amil_callbacks', { state: 'queued', attempts: '1' }), 1);
+});

@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { DEMO_PASSWORD, bankRecord, tempDir } from '../helpers.ts';
+import { DEMO_PASSWORD, bankRecord, onCleanup, tempDir } from '../helpers.ts';
+import { DEMO_ADMIN_PASSWORD } from '../../core/config.ts';
+import { startRedis } from '../support/redis.ts';
+import { sample, scrape } from '../support/metrics.ts';
 import { runCli, startServer } from './processes.ts';
 
 test('npm start serves every host on one port, with the demo password seeded', async (t) => {
@@ -172,4 +175,41 @@ test('a host given a port of its own is served there and no longer on the shared
   assert.equal((await fetch(`${shared}/health`)).status, 200, 'every host answers /health');
   server.child.kill('SIGTERM');
   assert.equal((await server.exited).code, 0);
+});
+
+test('npm start in Redis mode is ready only while Redis answers, and its /metrics reads the queues from Redis', async (t) => {
+  const redis = await startRedis(t);
+  const server = await startServer({
+    DATA_DIR: tempDir(t),
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: redis.prefix,
+  });
+  onCleanup(t, () => server.child.kill('SIGKILL'));
+  const admin = { authorization: `Basic ${Buffer.from(`admin:${DEMO_ADMIN_PASSWORD}`).toString('base64')}` };
+  const readyStatus = async () => (await fetch(`${server.url}/health/ready`)).status;
+  assert.equal(await readyStatus(), 200);
+  const posted = await fetch(`${server.url}/api/bank/webhook`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-password': DEMO_PASSWORD },
+    body: JSON.stringify({ transactions: [bankRecord()] }),
+  });
+  assert.equal(posted.status, 200);
+  // No worker runs: the job waits in the outbox, and Redis's normalise queue is empty but reported.
+  let text = await scrape(server.url, admin);
+  assert.equal(sample(text, 'amil_ready', { dependency: 'redis' }), 1);
+  assert.equal(sample(text, 'amil_outbox_waiting', { queue: 'normalise' }), 1);
+  assert.equal(sample(text, 'amil_queue_jobs', { queue: 'normalise', state: 'waiting' }), 0);
+  assert.equal(sample(text, 'amil_versions_unledgered'), 1);
+
+  await redis.stop();
+  assert.equal(await readyStatus(), 503);
+  assert.equal((await fetch(`${server.url}/health/live`)).status, 200);
+  text = await scrape(server.url, admin);
+  assert.equal(sample(text, 'amil_ready', { dependency: 'redis' }), 0);
+
+  await redis.start();
+  for (let waited = 0; (await readyStatus()) !== 200 && waited < 10_000; waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.equal(await readyStatus(), 200, 'ready again once Redis is back');
 });

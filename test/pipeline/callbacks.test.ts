@@ -5,7 +5,15 @@ import { createCallbackClient } from '../../core/outbound/callback-client.ts';
 import { createInProcessRelay } from '../../pipeline/relay.ts';
 import { sweepPendingPayments } from '../../pipeline/enquiry.ts';
 import { onCleanup, problemOf, reportToken, startApp, type TestApp } from '../helpers.ts';
-import { MERCHANT_REPLY, postOrder, startMerchant, type Merchant } from '../support/merchant.ts';
+import {
+  LZS_KEY,
+  MERCHANT_REPLY,
+  postOrder,
+  startMerchant,
+  type Merchant,
+  type ReceivedCallback,
+} from '../support/merchant.ts';
+import { verifyCallback } from '../../core/signatures.ts';
 
 // Retries every ~30 ms so the schedule runs in a test's time; the shape is the production one.
 const FAST = { CALLBACK_RETRY_MS: '30', CALLBACK_TIMEOUT_MS: '2000' };
@@ -283,4 +291,32 @@ test("a merchant's 2xx answer body is not kept; the excerpt of a non-2xx answer 
   assert.equal(report.status, 200);
   assert.ok(text.includes('try again'), 'the 500 excerpt is reported');
   assert.ok(!text.includes(MERCHANT_REPLY), 'the 2xx body is not reported');
+});
+
+const callbackIdOf = (r: ReceivedCallback | undefined): unknown =>
+  (JSON.parse(r?.form.get('fpx') ?? '{}') as { callback_id?: unknown }).callback_id;
+
+test('every attempt of a callback carries one stable callback id, signed in the fpx JSON and repeated in a header; a redelivery gets a new id', async (t) => {
+  const app = await startApp(t, FAST);
+  const merchant = await startMerchant(t, (_form, nth) => (nth === 0 ? 500 : 200));
+  runRelay(t, app);
+  const created = await order(app, merchant);
+  await pay(app, created, 'SBX00');
+  await merchant.waitFor(2);
+  const [callback] = await app.deps.store.checkout.callbacksOf(created.orderNo);
+  const [failed, retried] = merchant.received;
+  assert.deepEqual([failed?.answeredWith, retried?.answeredWith], [500, 200]);
+  assert.equal(callbackIdOf(failed), String(callback?.id));
+  assert.equal(callbackIdOf(retried), callbackIdOf(failed), 'the retry carries the same id');
+  for (const r of [failed, retried]) {
+    assert.equal(r?.headers['x-amil-callback-id'], callbackIdOf(r), 'the header equals the signed field');
+    assert.ok(r && verifyCallback(r.form, LZS_KEY), 'the signature (covering the id) verifies');
+  }
+
+  const again = await app.deps.store.checkout.redeliver(created.orderNo, new Date().toISOString());
+  await merchant.waitFor(3);
+  const redelivered = merchant.received[2];
+  assert.equal(callbackIdOf(redelivered), String(again));
+  assert.notEqual(callbackIdOf(redelivered), callbackIdOf(failed));
+  assert.ok(redelivered && verifyCallback(redelivered.form, LZS_KEY));
 });

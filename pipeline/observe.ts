@@ -1,0 +1,62 @@
+import { Redis } from 'ioredis';
+import type { Deps } from '../core/deps.ts';
+import { openQueues } from './bullmq.ts';
+import { pipelineQueueNames } from './queues.ts';
+
+/** How long readiness waits for Redis before calling it down. */
+const REDIS_PING_TIMEOUT_MS = 2000;
+
+/**
+ * Lets the web process see its pipeline: in Redis mode Redis joins readiness (PING) and the queue gauges
+ * read BullMQ's counts from Redis at each scrape, so one scrape of the web process covers the workers too;
+ * in embedded mode the outbox is the queue and its rows are the jobs. Close it with the process.
+ */
+export function observePipeline(deps: Deps): { close(): Promise<void> } {
+  const url = deps.config.redisUrl;
+  if (!url) {
+    deps.metrics.setQueueCounts(async () =>
+      (await deps.store.ops.outboxBacklog()).map((row) => ({
+        queue: row.queue,
+        waiting: row.waiting,
+        active: 0,
+        delayed: 0,
+        failed: row.failed,
+      })),
+    );
+    return { close: () => Promise.resolve() };
+  }
+  // No offline queue: a PING while Redis is down fails at once instead of waiting for a reconnect.
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    commandTimeout: REDIS_PING_TIMEOUT_MS,
+  });
+  redis.on('error', () => undefined); // readiness reports it
+  deps.readiness.add('redis', async () => {
+    await redis.ping();
+  });
+  const queues = openQueues(deps);
+  const names = pipelineQueueNames(deps.config);
+  deps.metrics.setQueueCounts(() =>
+    Promise.all(
+      names.map(async (queue) => {
+        const c = await queues
+          .get(queue)
+          .getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed');
+        return {
+          queue,
+          waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
+          active: c.active ?? 0,
+          delayed: c.delayed ?? 0,
+          failed: c.failed ?? 0,
+        };
+      }),
+    ),
+  );
+  return {
+    async close() {
+      await queues.close();
+      redis.disconnect();
+    },
+  };
+}
