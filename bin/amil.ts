@@ -19,7 +19,7 @@ import {
   type AgencySettings,
   TEST_SINK,
 } from '../core/store/index.ts';
-import { createBullRuntime, JOB_OPTIONS } from '../pipeline/bullmq.ts';
+import { createBullRuntime } from '../pipeline/bullmq.ts';
 import { createInProcessRelay } from '../pipeline/relay.ts';
 import type { PipelineRuntime } from '../pipeline/runtime.ts';
 import { runMain } from './run-main.ts';
@@ -743,7 +743,7 @@ async function originalOf(d: Deps, sink: string, forDay: string, asOf: Date): Pr
 async function withRuntime(use: (runtime: PipelineRuntime) => Promise<void>): Promise<void> {
   const d = getDeps();
   const runtime = d.config.redisUrl
-    ? createBullRuntime(d, { pollMs: 500, jobOptions: JOB_OPTIONS, withWorkers: false })
+    ? createBullRuntime(d, { pollMs: 500, withWorkers: false })
     : createInProcessRelay(d);
   try {
     await use(runtime);

@@ -1,0 +1,136 @@
+/**
+ * Faults on real processes (issue 13): the web process, worker processes and redis-server, killed and
+ * replaced while a generated day of known truth flows. Each test ends with the ledgers exactly the truth,
+ * with no operator step; the recovery times go to bench/README.md.
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createDeps } from '../../core/bootstrap.ts';
+import { createLogger } from '../../core/logger.ts';
+import { createBullRelay } from '../../pipeline/bullmq.ts';
+import { bankRecord, onCleanup, tempDir } from '../helpers.ts';
+import { generateDay } from '../support/recon-day.ts';
+import { ledgerNow, ledgerTruth, postDay, sameLines, waitUntil } from '../support/faults.ts';
+import { startRedis, type TestRedis } from '../support/redis.ts';
+import { startServer, startWorkerProcess, type RunningServer } from './processes.ts';
+
+function queueOf(t: TestContext, redis: TestRedis, name: string): Queue {
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const queue = new Queue(name, { connection, prefix: redis.prefix });
+  onCleanup(t, async () => {
+    await queue.close();
+    connection.disconnect();
+  });
+  return queue;
+}
+
+async function worker(t: TestContext, env: Record<string, string>): Promise<RunningServer> {
+  const started = await startWorkerProcess(env);
+  onCleanup(t, () => started.child.kill('SIGKILL'));
+  return started;
+}
+
+test('a Redis lost with the day in it and replaced by an empty one: every posting still reaches its ledger exactly', async (t) => {
+  const redis = await startRedis(t);
+  const env = {
+    DATA_DIR: tempDir(t),
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: redis.prefix,
+    PIPELINE_RECONCILE_MS: '250',
+    PIPELINE_RECONCILE_GRACE_MS: '1000',
+  };
+  const server = await startServer(env);
+  onCleanup(t, () => server.child.kill('SIGKILL'));
+  const running = await worker(t, env);
+  // Frozen, so the day's jobs sit in Redis when it dies; thawed later, never restarted.
+  running.child.kill('SIGSTOP');
+
+  const generated = generateDay(1500);
+  await postDay(server.url, generated);
+  // The relay hands the whole outbox to Redis (this process runs it, the worker being frozen).
+  const deps = createDeps(env, { logger: createLogger('silent') });
+  const relay = createBullRelay(deps, { pollMs: 50 });
+  while ((await relay.handOver()) > 0);
+  await relay.stop();
+  deps.store.close();
+  const waiting = await queueOf(t, redis, 'normalise').getWaitingCount();
+  assert.ok(waiting >= 20, `the normalise jobs are in Redis (${waiting})`);
+
+  await redis.stop(); // SIGKILL: nothing saved
+  await redis.start(); // a fresh, empty redis-server on the same port
+  const probe = new Redis(redis.url);
+  onCleanup(t, () => probe.disconnect());
+  assert.equal(await probe.dbsize(), 0, 'the new Redis holds nothing');
+
+  const thawed = Date.now();
+  running.child.kill('SIGCONT');
+  const truth = ledgerTruth(generated);
+  const file = path.join(env.DATA_DIR, 'amil.db');
+  await waitUntil(() => sameLines(ledgerNow(file), truth), 90_000, 'the ledgers to match the truth');
+  t.diagnostic(`recovered in ${Date.now() - thawed} ms after the worker resumed on the empty Redis`);
+  assert.deepEqual(ledgerNow(file), truth);
+
+  const schedulers = await queueOf(t, redis, 'recon-nightly').getJobSchedulers();
+  assert.equal(schedulers.length, 1, 'the nightly job scheduler is back without a worker restart');
+  assert.equal(running.child.exitCode, null, 'the same worker did it');
+});
+
+test('a job whose worker is SIGKILLed twice mid-job still completes on the next worker', async (t) => {
+  const redis = await startRedis(t);
+  const env = {
+    DATA_DIR: tempDir(t),
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: redis.prefix,
+    WORKER_LOCK_MS: '1000',
+    // Only the stalled-job handling may save the job here, not the reconciler's re-drive.
+    PIPELINE_RECONCILE_GRACE_MS: '600000',
+  };
+  const server = await startServer(env);
+  onCleanup(t, () => server.child.kill('SIGKILL'));
+  const posted = await fetch(`${server.url}/api/bank/webhook`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-password': 'demo-bank-password' },
+    body: JSON.stringify({ transactions: [bankRecord(), bankRecord({ agency: 'BANKPPZ' })] }),
+  });
+  assert.equal(posted.status, 200);
+
+  // The test holds the database's write lock: the normalise job blocks mid-job, where the kill lands.
+  const lock = new Database(path.join(env.DATA_DIR, 'amil.db'));
+  onCleanup(t, () => lock.close());
+  lock.exec('BEGIN IMMEDIATE');
+  const normalise = queueOf(t, redis, 'normalise');
+  const jobInFlight = async (stalls: number) => {
+    for (const job of await normalise.getActive()) {
+      if ((job.stalledCounter ?? 0) >= stalls) return true;
+    }
+    return false;
+  };
+  const until = async (check: () => Promise<boolean>, what: string) => {
+    for (let waited = 0; !(await check()); waited += 100) {
+      if (waited > 60_000) assert.fail(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
+  for (const stalls of [0, 1]) {
+    const doomed = await worker(t, env);
+    await until(() => jobInFlight(stalls), `the job in flight after ${stalls} stalls`);
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+  }
+  const last = await worker(t, env);
+  await until(() => jobInFlight(2), 'the job handed back after the second crash');
+  const released = Date.now();
+  lock.exec('COMMIT');
+
+  const file = path.join(env.DATA_DIR, 'amil.db');
+  const count = () => ledgerNow(file).length;
+  await waitUntil(() => count() === 2, 30_000, 'both postings in their ledgers');
+  t.diagnostic(`completed ${Date.now() - released} ms after the lock was released`);
+  assert.deepEqual(await normalise.getFailed(), [], 'no job failed for good');
+  assert.equal(last.child.exitCode, null);
+});
