@@ -509,7 +509,11 @@ const queues = program
       print(`runtime: ${runtime.kind}`);
       if (runtime.kind === 'bullmq') {
         const waiting = outbox.reduce((n, q) => n + q.waiting, 0);
-        print(`outbox: ${waiting} job(s) waiting to be handed to Redis`);
+        // Handed over but not completed: in Redis, or lost with it and about to be re-added (docs/pipeline.md).
+        const unfinished = outbox.reduce((n, q) => n + q.unfinished, 0);
+        print(
+          `outbox: ${waiting} job(s) waiting to be handed to Redis, ${unfinished} handed over and not yet done`,
+        );
       }
       print(
         `${'queue'.padEnd(16)}${['waiting', 'active', 'delayed', 'failed', 'completed'].map((h) => h.padStart(10)).join('')}`,

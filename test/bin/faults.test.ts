@@ -9,6 +9,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { createServer, type AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
 import { createDeps } from '../../core/bootstrap.ts';
 import { createLogger } from '../../core/logger.ts';
 import { createBullRelay } from '../../pipeline/bullmq.ts';
@@ -16,7 +18,16 @@ import { bankRecord, onCleanup, tempDir } from '../helpers.ts';
 import { generateDay } from '../support/recon-day.ts';
 import { ledgerNow, ledgerTruth, postDay, sameLines, waitUntil } from '../support/faults.ts';
 import { startRedis, type TestRedis } from '../support/redis.ts';
-import { startServer, startWorkerProcess, type RunningServer } from './processes.ts';
+import { runCli, startServer, startWorkerProcess, type RunningServer } from './processes.ts';
+
+/** A loopback port with nothing listening (a dependency that is down). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
 
 function queueOf(t: TestContext, redis: TestRedis, name: string): Queue {
   const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
@@ -133,4 +144,62 @@ test('a job whose worker is SIGKILLed twice mid-job still completes on the next 
   t.diagnostic(`completed ${Date.now() - released} ms after the lock was released`);
   assert.deepEqual(await normalise.getFailed(), [], 'no job failed for good');
   assert.equal(last.child.exitCode, null);
+});
+
+test('an SMTP server down far past the old retry budget: the workbook e-mail goes out once it is back', async (t) => {
+  const redis = await startRedis(t);
+  const smtpPort = await freePort();
+  const env = {
+    DATA_DIR: tempDir(t),
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: redis.prefix,
+    SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+    // The production horizon is hours; shrunk so the test runs in seconds, with the same shape.
+    PIPELINE_RETRY_BASE_MS: '50',
+    PIPELINE_RETRY_MAX_MS: '300',
+    PIPELINE_RETRY_HORIZONS: 'recon-email=60000',
+  };
+  const server = await startServer(env); // seeds the demo agencies and their report recipients
+  onCleanup(t, () => server.child.kill('SIGKILL'));
+  await worker(t, env);
+  const run = await runCli(['recon', 'run', '--day', '2026-11-19', '--agency', 'LZS'], env);
+  assert.equal(run.code, 0, run.stderr);
+
+  const emails = queueOf(t, redis, 'recon-email');
+  const attempts = async () =>
+    Math.max(
+      0,
+      ...(await emails.getJobs(['delayed', 'waiting', 'active', 'failed', 'completed'])).map(
+        (j) => j.attemptsMade,
+      ),
+    );
+  const OLD_BUDGET = 8;
+  for (let waited = 0; (await attempts()) <= OLD_BUDGET + 2; waited += 100) {
+    if (waited > 30_000) assert.fail(`the e-mail job stopped retrying at ${await attempts()} attempts`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.deepEqual(await emails.getFailed(), [], 'still retrying, not failed for good');
+
+  const received: string[] = [];
+  const smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, session, callback) {
+      stream.resume();
+      stream.on('end', () => {
+        received.push(session.envelope.rcptTo.map((r) => r.address).join(','));
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(smtpPort, '127.0.0.1', resolve));
+  onCleanup(t, () => new Promise<void>((resolve) => smtp.close(() => resolve())));
+  const back = Date.now();
+  await waitUntil(() => received.length > 0, 30_000, 'the e-mail');
+  t.diagnostic(
+    `sent ${Date.now() - back} ms after the SMTP server came back, after ${await attempts()} attempts`,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.deepEqual(received, ['kewangan@lzs.example.my'], 'sent once');
 });
