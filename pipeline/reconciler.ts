@@ -36,21 +36,20 @@ export function createReconciler(
     let redriven = 0;
     for (const row of rows) {
       const queue = queues.get(row.queue);
-      const job = await queue.getJob(row.jobId);
-      if (!job) {
+      const state = await queue.getJobState(row.jobId);
+      if (state === 'unknown') {
         await queue.add(row.queue, JSON.parse(row.payload) as unknown, {
           ...jobOptionsFor(deps.config, row.queue),
           jobId: row.jobId,
         });
         readded += 1;
-      } else {
-        const state = await job.getState();
-        if (state === 'completed') {
-          await deps.store.outbox.markDone(row.jobId, now);
-          continue;
-        }
+      } else if (state === 'completed') {
+        await deps.store.outbox.markDone(row.jobId, now);
+        continue;
+      } else if (state === 'failed') {
+        const job = await queue.getJob(row.jobId);
         const { maxMs } = retryPolicyFor(deps.config, row.queue);
-        if (state === 'failed' && (job.finishedOn ?? 0) + maxMs <= now.getTime()) {
+        if (job && (job.finishedOn ?? 0) + maxMs <= now.getTime()) {
           await job.retry('failed');
           redriven += 1;
         }

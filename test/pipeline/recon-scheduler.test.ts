@@ -55,6 +55,7 @@ test('Redis mode: one BullMQ job scheduler with the cron and its explicit timezo
   await upsertNightlyScheduler(queue, config); // every worker upserts: still one
   const schedulers = await queue.getJobSchedulers();
   assert.equal(schedulers.length, 1);
+  assert.equal(await queue.getDelayedCount(), 1, 'one next firing, however often it is re-asserted');
   assert.equal(schedulers[0]?.pattern, '30 0 * * *');
   assert.equal(schedulers[0]?.tz, 'Asia/Kuala_Lumpur');
   const next = new Date(Number(schedulers[0]?.next));
