@@ -39,6 +39,15 @@ function queueOf(t: TestContext, redis: TestRedis, name: string): Queue {
   return queue;
 }
 
+/** Runs the real outbox relay in this process until it has handed every row to Redis. */
+async function handOverAll(env: Record<string, string>): Promise<void> {
+  const deps = createDeps(env, { logger: createLogger('silent') });
+  const relay = createBullRelay(deps, { pollMs: 50 });
+  while ((await relay.handOver()) > 0);
+  await relay.stop();
+  deps.store.close();
+}
+
 async function worker(t: TestContext, env: Record<string, string>): Promise<RunningServer> {
   const started = await startWorkerProcess(env);
   onCleanup(t, () => started.child.kill('SIGKILL'));
@@ -63,11 +72,7 @@ test('a Redis lost with the day in it and replaced by an empty one: every postin
   const generated = generateDay(1500);
   await postDay(server.url, generated);
   // The relay hands the whole outbox to Redis (this process runs it, the worker being frozen).
-  const deps = createDeps(env, { logger: createLogger('silent') });
-  const relay = createBullRelay(deps, { pollMs: 50 });
-  while ((await relay.handOver()) > 0);
-  await relay.stop();
-  deps.store.close();
+  await handOverAll(env);
   const waiting = await queueOf(t, redis, 'normalise').getWaitingCount();
   assert.ok(waiting >= 20, `the normalise jobs are in Redis (${waiting})`);
 
@@ -108,6 +113,7 @@ test('a job whose worker is SIGKILLed twice mid-job still completes on the next 
     body: JSON.stringify({ transactions: [bankRecord(), bankRecord({ agency: 'BANKPPZ' })] }),
   });
   assert.equal(posted.status, 200);
+  await handOverAll(env); // so the workers' relays find nothing to write while the lock below is held
 
   // The test holds the database's write lock: the normalise job blocks mid-job, where the kill lands.
   const lock = new Database(path.join(env.DATA_DIR, 'amil.db'));
