@@ -19,7 +19,7 @@ import {
   type AgencySettings,
   TEST_SINK,
 } from '../core/store/index.ts';
-import { createBullRuntime, JOB_OPTIONS } from '../pipeline/bullmq.ts';
+import { createBullRuntime } from '../pipeline/bullmq.ts';
 import { createInProcessRelay } from '../pipeline/relay.ts';
 import type { PipelineRuntime } from '../pipeline/runtime.ts';
 import { runMain } from './run-main.ts';
@@ -516,7 +516,11 @@ const queues = program
       print(`runtime: ${runtime.kind}`);
       if (runtime.kind === 'bullmq') {
         const waiting = outbox.reduce((n, q) => n + q.waiting, 0);
-        print(`outbox: ${waiting} job(s) waiting to be handed to Redis`);
+        // Handed over but not completed: in Redis, or lost with it and about to be re-added (docs/pipeline.md).
+        const unfinished = outbox.reduce((n, q) => n + q.unfinished, 0);
+        print(
+          `outbox: ${waiting} job(s) waiting to be handed to Redis, ${unfinished} handed over and not yet done`,
+        );
       }
       print(
         `${'queue'.padEnd(16)}${['waiting', 'active', 'delayed', 'failed', 'completed'].map((h) => h.padStart(10)).join('')}`,
@@ -750,7 +754,7 @@ async function originalOf(d: Deps, sink: string, forDay: string, asOf: Date): Pr
 async function withRuntime(use: (runtime: PipelineRuntime) => Promise<void>): Promise<void> {
   const d = getDeps();
   const runtime = d.config.redisUrl
-    ? createBullRuntime(d, { pollMs: 500, jobOptions: JOB_OPTIONS, withWorkers: false })
+    ? createBullRuntime(d, { pollMs: 500, withWorkers: false })
     : createInProcessRelay(d);
   try {
     await use(runtime);

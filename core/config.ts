@@ -31,6 +31,24 @@ export interface Config {
   readonly adminPassword: string | undefined;
   /** Whether Bull Board may retry, promote or remove jobs (default: look only). */
   readonly queueBoardWritable: boolean;
+  /** How pipeline jobs retry, and how the workers keep the outbox and Redis in step (docs/pipeline.md). */
+  readonly pipeline: {
+    /** First retry delay; doubled per attempt up to `retryMaxMs`, with jitter. */
+    readonly retryBaseMs: number;
+    readonly retryMaxMs: number;
+    /** Per job (normalise, ledger, callback, recon-nightly, recon-email): how long a job keeps retrying. */
+    readonly retryHorizonMs: Readonly<Record<PipelineJobName, number>>;
+    /** How often a worker compares the outbox with Redis and re-asserts the nightly scheduler. */
+    readonly reconcileMs: number;
+    /** A row handed to Redis and not done for this long is looked for in Redis. */
+    readonly reconcileGraceMs: number;
+    /** BullMQ lock of a job in flight: a killed worker's job is handed back this long after. */
+    readonly workerLockMs: number;
+    /** Embedded mode: longest pause of the relay while the store cannot write. */
+    readonly storeFaultMaxMs: number;
+    /** Embedded mode: a store that cannot write is logged at most once per this interval. */
+    readonly storeFaultLogMs: number;
+  };
   /** HMAC secret of the report tokens (JWT, HS256). */
   readonly reportTokenSecret: string;
   /** Public origins (scheme://host[:port], no path) of the hosts, for absolute URLs in QR codes. */
@@ -96,6 +114,15 @@ export interface Config {
 /** The acquirers amil can send payments to (docs/acquirers.md). */
 export const ACQUIRERS = ['sandbox', 'none'] as const;
 export type AcquirerName = (typeof ACQUIRERS)[number];
+/** The pipeline's jobs, as PIPELINE_RETRY_HORIZONS names them. */
+export const PIPELINE_JOB_NAMES = [
+  'normalise',
+  'ledger',
+  'callback',
+  'recon-nightly',
+  'recon-email',
+] as const;
+export type PipelineJobName = (typeof PIPELINE_JOB_NAMES)[number];
 
 /** One documented environment variable: the README's configuration table is checked against this list. */
 export interface EnvVar {
@@ -147,6 +174,55 @@ export const ENV_VARS: readonly EnvVar[] = [
       'Redis for the BullMQ pipeline (`redis://host:6379`); unset runs the pipeline inside the web process (embedded mode)',
   },
   { name: 'QUEUE_PREFIX', default: 'amil', meaning: 'Key prefix of the BullMQ queues in Redis' },
+  {
+    name: 'PIPELINE_RETRY_BASE_MS',
+    default: '1000',
+    meaning: 'First retry delay of a failed pipeline job; doubled per attempt up to PIPELINE_RETRY_MAX_MS',
+  },
+  {
+    name: 'PIPELINE_RETRY_MAX_MS',
+    default: '300000',
+    meaning: 'Longest delay (5 min) between two attempts of a pipeline job',
+  },
+  {
+    name: 'PIPELINE_RETRY_HORIZON_MS',
+    default: '21600000',
+    meaning:
+      'How long (6 h) a failing pipeline job keeps retrying before it shows as failed; it is still re-driven every PIPELINE_RETRY_MAX_MS',
+  },
+  {
+    name: 'PIPELINE_RETRY_HORIZONS',
+    default: 'recon-nightly=86400000,recon-email=86400000',
+    meaning:
+      'Per-job horizons in ms overriding PIPELINE_RETRY_HORIZON_MS (`job=ms`, comma-separated; jobs: normalise, ledger, callback, recon-nightly, recon-email)',
+  },
+  {
+    name: 'PIPELINE_RECONCILE_MS',
+    default: '60000',
+    meaning:
+      'Redis mode: how often a worker re-adds outbox jobs Redis no longer holds and re-asserts the nightly scheduler',
+  },
+  {
+    name: 'PIPELINE_RECONCILE_GRACE_MS',
+    default: '60000',
+    meaning: 'Redis mode: an outbox row handed to Redis and not done for this long is looked for in Redis',
+  },
+  {
+    name: 'WORKER_LOCK_MS',
+    default: '60000',
+    meaning: "Redis mode: lock of a job in flight; a killed worker's job is handed back this long after",
+  },
+  {
+    name: 'STORE_FAULT_MAX_MS',
+    default: '30000',
+    meaning:
+      'Embedded mode: longest pause of the pipeline while the database cannot write (full disk); it backs off up to this',
+  },
+  {
+    name: 'STORE_FAULT_LOG_MS',
+    default: '60000',
+    meaning: 'Embedded mode: a database that cannot write is logged once per this interval, not per attempt',
+  },
   {
     name: 'ADMIN_PASSWORD',
     default: 'demo-admin-password (unset in production or on a non-loopback HOST)',
@@ -368,6 +444,20 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     queuePrefix: read('QUEUE_PREFIX') ?? 'amil',
     adminPassword: adminPassword(read('ADMIN_PASSWORD'), production, host, problems),
     queueBoardWritable: bool('QUEUE_BOARD_WRITABLE', false),
+    pipeline: {
+      retryBaseMs: int('PIPELINE_RETRY_BASE_MS', 1000, 1, 3_600_000) ?? 1000,
+      retryMaxMs: int('PIPELINE_RETRY_MAX_MS', 300_000, 1, 86_400_000) ?? 300_000,
+      retryHorizonMs: retryHorizons(
+        int('PIPELINE_RETRY_HORIZON_MS', 21_600_000, 0, 30 * 86_400_000) ?? 21_600_000,
+        read('PIPELINE_RETRY_HORIZONS') ?? 'recon-nightly=86400000,recon-email=86400000',
+        problems,
+      ),
+      reconcileMs: int('PIPELINE_RECONCILE_MS', 60_000, 50, 86_400_000) ?? 60_000,
+      reconcileGraceMs: int('PIPELINE_RECONCILE_GRACE_MS', 60_000, 0, 86_400_000) ?? 60_000,
+      workerLockMs: int('WORKER_LOCK_MS', 60_000, 200, 3_600_000) ?? 60_000,
+      storeFaultMaxMs: int('STORE_FAULT_MAX_MS', 30_000, 10, 3_600_000) ?? 30_000,
+      storeFaultLogMs: int('STORE_FAULT_LOG_MS', 60_000, 100, 86_400_000) ?? 60_000,
+    },
     reportTokenSecret: reportTokenSecret(read('REPORT_TOKEN_SECRET'), production, problems),
     publicUrls: {
       base: publicUrl(
@@ -427,6 +517,27 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
+}
+
+/** `job=ms,...` over the default horizon: every pipeline job gets one, unknown job names are problems. */
+function retryHorizons(fallback: number, raw: string, problems: string[]): Record<PipelineJobName, number> {
+  const horizons = Object.fromEntries(PIPELINE_JOB_NAMES.map((name) => [name, fallback])) as Record<
+    PipelineJobName,
+    number
+  >;
+  for (const item of raw.split(',').map((i) => i.trim())) {
+    if (item === '') continue;
+    const match = /^([a-z-]+)=(\d+)$/.exec(item);
+    const name = PIPELINE_JOB_NAMES.find((n) => n === match?.[1]);
+    if (!match || !name) {
+      problems.push(
+        `PIPELINE_RETRY_HORIZONS must list job=ms with jobs among ${PIPELINE_JOB_NAMES.join(', ')} (got "${item}")`,
+      );
+      continue;
+    }
+    horizons[name] = Number(match[2]);
+  }
+  return horizons;
 }
 
 /** The demo admin password, printed in the README: fine on a laptop's loopback, refused anywhere else. */

@@ -1,19 +1,20 @@
-import { Queue, UnrecoverableError, Worker, type JobsOptions } from 'bullmq';
+import { Queue, UnrecoverableError, Worker, type JobsOptions, type MinimalJob } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Deps } from '../core/deps.ts';
 import { jobFor } from './jobs/index.ts';
 import { PermanentJobError } from './jobs/types.ts';
 import { pipelineQueueNames } from './queues.ts';
 import { byQueue, createPoller } from './poller.ts';
+import { createReconciler } from './reconciler.ts';
+import { delayBefore, jobOptionsFor, retryPolicyFor } from './retry.ts';
 import type { FailedJob, PipelineRuntime, QueueCounts } from './runtime.ts';
 
-/** Retries with exponential backoff and jitter; failed jobs are kept for ops (amil queues retry). */
-export const JOB_OPTIONS: JobsOptions = {
-  attempts: 8,
-  backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
-  removeOnComplete: { age: 7 * 24 * 3600, count: 10_000 },
-  removeOnFail: false,
-};
+/**
+ * How often a job may be handed back after its worker died before BullMQ fails it. Jobs converge when run
+ * twice, so crashes only cost time; the bound stops a job that kills every worker from looping for ever,
+ * and even then the reconciler re-drives it (docs/pipeline.md).
+ */
+const MAX_STALLS = 10;
 
 const ROWS_PER_LOOK = 500;
 
@@ -55,7 +56,7 @@ export function openQueues(deps: Deps): { get(name: string): Queue; close(): Pro
  */
 export function createBullRelay(
   deps: Deps,
-  options: { pollMs: number; jobOptions: JobsOptions } = { pollMs: 500, jobOptions: JOB_OPTIONS },
+  options: { pollMs: number; jobOptions?: JobsOptions } = { pollMs: 500 },
 ) {
   const log = deps.logger.child({ component: 'bull-relay' });
   const queues = openQueues(deps);
@@ -68,7 +69,7 @@ export function createBullRelay(
         queueRows.map((row) => ({
           name,
           data: JSON.parse(row.payload) as unknown,
-          opts: { ...options.jobOptions, jobId: row.jobId },
+          opts: { ...(options.jobOptions ?? jobOptionsFor(deps.config, name)), jobId: row.jobId },
         })),
       );
       await deps.store.outbox.markSentMany(
@@ -128,16 +129,26 @@ export function createBullWorkers(
         try {
           await definition.process(job.data as never, deps);
         } catch (err) {
-          if (err instanceof PermanentJobError) throw new UnrecoverableError(err.message);
-          throw err;
+          if (!(err instanceof PermanentJobError)) throw err;
+          // Never re-added by the reconciler: it fails the same way every time.
+          if (job.id) await deps.store.outbox.markFailedForGood(job.id, err.message, deps.clock.now());
+          throw new UnrecoverableError(err.message);
         }
+        // The outbox row is done only now: a Redis lost before this leaves it to the reconciler.
+        if (job.id) await deps.store.outbox.markDone(job.id, deps.clock.now());
       },
       {
         connection: new Redis(redisUrlOf(deps), { maxRetriesPerRequest: null }),
         prefix: deps.config.queuePrefix,
         concurrency: definition.concurrency ?? 1,
-        lockDuration: 60_000,
+        lockDuration: deps.config.pipeline.workerLockMs,
+        stalledInterval: Math.max(100, Math.round(deps.config.pipeline.workerLockMs / 2)),
+        maxStalledCount: MAX_STALLS,
         autorun: false,
+        settings: {
+          backoffStrategy: (attemptsMade: number, _type?: string, _err?: Error, job?: MinimalJob) =>
+            delayBefore(retryPolicyFor(deps.config, job?.queueName ?? name), attemptsMade),
+        },
       },
     );
     worker.on('failed', (job, err) =>
@@ -162,18 +173,24 @@ export function createBullWorkers(
 
 export interface BullRuntimeOptions {
   pollMs: number;
-  jobOptions: JobsOptions;
-  /** Run workers in this process too (the worker process and tests do; `amil queues` does not). */
+  /** Overrides the retry policy's options of every queue (tests). */
+  jobOptions?: JobsOptions;
+  /** Run workers (and the reconciler) in this process too (the worker process and tests do; `amil queues` does not). */
   withWorkers: boolean;
+  /** Re-assert the nightly job scheduler at every reconciler pass (the worker process). */
+  nightlyScheduler?: boolean;
 }
 
 /** The BullMQ pipeline: the outbox relay, and (optionally) a worker per queue. */
 export function createBullRuntime(
   deps: Deps,
-  options: BullRuntimeOptions = { pollMs: 500, jobOptions: JOB_OPTIONS, withWorkers: true },
+  options: BullRuntimeOptions = { pollMs: 500, withWorkers: true },
 ): PipelineRuntime {
   const relay = createBullRelay(deps, options);
   const workers = options.withWorkers ? createBullWorkers(deps) : undefined;
+  const reconciler = options.withWorkers
+    ? createReconciler(deps, relay.queues, { nightlyScheduler: options.nightlyScheduler ?? false })
+    : undefined;
   const names = pipelineQueueNames(deps.config);
 
   async function counts(): Promise<QueueCounts[]> {
@@ -199,8 +216,10 @@ export function createBullRuntime(
     start() {
       relay.start();
       workers?.start();
+      reconciler?.start();
     },
     async stop() {
+      await reconciler?.stop();
       await workers?.stop();
       await relay.stop();
     },

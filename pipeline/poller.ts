@@ -1,10 +1,10 @@
 import type { OutboxRow } from '../core/store/index.ts';
 
 /**
- * Calls `look` now and again: at once when it reports more work, else after `pollMs`. `look` must not
+ * Calls `look` now and again: at once when it reports more work, else after its `delayMs` or `pollMs`. `look` must not
  * reject (it logs its own failures). stop() waits for a look in progress.
  */
-export function createPoller(look: () => Promise<{ more: boolean }>, pollMs: number) {
+export function createPoller(look: () => Promise<{ more: boolean; delayMs?: number }>, pollMs: number) {
   let timer: NodeJS.Timeout | undefined;
   let stopped = true;
   let running: Promise<unknown> | undefined;
@@ -15,7 +15,7 @@ export function createPoller(look: () => Promise<{ more: boolean }>, pollMs: num
     timer = setTimeout(() => {
       const current = look();
       running = current;
-      void current.then(({ more }) => schedule(more ? 0 : pollMs));
+      void current.then(({ more, delayMs }) => schedule(more ? 0 : (delayMs ?? pollMs)));
     }, delay);
   }
 
@@ -24,9 +24,9 @@ export function createPoller(look: () => Promise<{ more: boolean }>, pollMs: num
       stopped = false;
       schedule(0);
     },
-    /** Looks again now rather than at the next tick. */
-    poke(): void {
-      schedule(0);
+    /** Looks again now (or after `delayMs`) rather than at the next tick. */
+    poke(delayMs = 0): void {
+      schedule(delayMs);
     },
     async stop(): Promise<void> {
       stopped = true;

@@ -4,17 +4,19 @@ import { jobFor } from './jobs/index.ts';
 import { PermanentJobError } from './jobs/types.ts';
 import type { PipelineRuntime } from './runtime.ts';
 import { byQueue, createPoller } from './poller.ts';
+import { delayBefore, retryPolicyFor, type RetryPolicy } from './retry.ts';
+import { createStoreFault } from './store-fault.ts';
 
 export interface RelayOptions {
   /** How often the outbox is looked at when idle. */
   pollMs: number;
-  /** Attempts before a job is failed for good (ops retry it with `amil queues retry`). */
-  maxAttempts: number;
-  /** First retry delay; doubled per attempt, with full jitter. */
-  backoffMs: number;
+  /** Overrides the retry policy's attempts (tests, replays). */
+  maxAttempts?: number;
+  /** Overrides the retry policy's first delay (tests, replays). */
+  backoffMs?: number;
 }
 
-export const DEFAULT_RELAY_OPTIONS: RelayOptions = { pollMs: 500, maxAttempts: 8, backoffMs: 1000 };
+export const DEFAULT_RELAY_OPTIONS: RelayOptions = { pollMs: 500 };
 
 const ROWS_PER_LOOK = 500;
 
@@ -23,6 +25,8 @@ const ROWS_PER_LOOK = 500;
  * process, marking a row sent only once its job has finished, so a crash at any point leaves the row to
  * run again (and every job converges when run twice). Each queue runs on its own, one job at a time (or its
  * job's `concurrency` at once), so a slow or failing queue (one agency's ledger) never holds back another.
+ * A job past its retry horizon shows as failed and is re-driven every maximum retry interval; a store that
+ * cannot write makes the relay back off (store-fault.ts).
  */
 export function createInProcessRelay(
   deps: Deps,
@@ -31,7 +35,23 @@ export function createInProcessRelay(
   const log = deps.logger.child({ component: 'relay' });
   const busyQueues = new Map<string, Promise<void>>();
   let stopping = false;
+  const { retryBaseMs, storeFaultMaxMs, storeFaultLogMs } = deps.config.pipeline;
+  const storeFault = createStoreFault(log, {
+    firstDelayMs: Math.max(options.pollMs, retryBaseMs),
+    maxDelayMs: storeFaultMaxMs,
+    logEveryMs: storeFaultLogMs,
+  });
 
+  function policyOf(queue: string): RetryPolicy {
+    const policy = retryPolicyFor(deps.config, queue);
+    return {
+      ...policy,
+      attempts: options.maxAttempts ?? policy.attempts,
+      baseMs: options.backoffMs ?? policy.baseMs,
+    };
+  }
+
+  /** Runs a row's job and records the outcome; rejects only when the store cannot record it. */
   async function runOne(row: OutboxRow): Promise<void> {
     const now = () => deps.clock.now();
     const job = jobFor(row.queue);
@@ -39,24 +59,35 @@ export function createInProcessRelay(
       if (!job) throw new PermanentJobError(`no job handles queue ${row.queue}`);
       await job.process(JSON.parse(row.payload) as never, deps);
       await deps.store.outbox.markSent(row.id, now());
+      storeFault.recovered();
+      return;
     } catch (err) {
       const attempts = row.attempts + 1;
-      const permanent = err instanceof PermanentJobError || attempts >= options.maxAttempts;
+      const policy = policyOf(row.queue);
+      const permanent = err instanceof PermanentJobError;
+      const exhausted = !permanent && attempts >= policy.attempts;
+      // Past the horizon the row shows as failed, and is still tried again every maximum interval.
       const retryAt = permanent
         ? undefined
-        : new Date(now().getTime() + Math.random() * options.backoffMs * 2 ** (attempts - 1));
-      log.warn({ err, queue: row.queue, job_id: row.jobId, attempts, permanent }, 'job failed');
+        : new Date(now().getTime() + (exhausted ? policy.maxMs : delayBefore(policy, attempts)));
       await deps.store.outbox.markAttemptFailed(
         row.id,
         String((err as Error).message ?? err),
         now(),
         retryAt,
+        permanent || exhausted,
       );
+      storeFault.recovered();
+      // Logged once recorded: with a store that cannot write, the store fault is the one line.
+      log.warn({ err, queue: row.queue, job_id: row.jobId, attempts, permanent, exhausted }, 'job failed');
     }
   }
 
   /** Starts a chain for every queue with pending rows that is not already running; returns rows seen. */
   async function look(): Promise<number> {
+    // Backing off from a store that cannot write: no attempt until the pause is over.
+    if (storeFault.waitMs() > 0) return 0;
+    await deps.store.outbox.redriveDue(deps.clock.now());
     const rows = await deps.store.outbox.pending(ROWS_PER_LOOK, deps.clock.now());
     for (const [queue, queueRows] of byQueue(rows)) {
       if (busyQueues.has(queue)) continue;
@@ -70,10 +101,12 @@ export function createInProcessRelay(
           await new Promise((resolve) => setImmediate(resolve));
         }
       })()
-        .catch((err: unknown) => log.error({ err, queue }, 'relay chain failed'))
+        .catch((err: unknown) => {
+          storeFault.failed(err);
+        })
         .finally(() => {
           busyQueues.delete(queue);
-          poller.poke();
+          poller.poke(storeFault.waitMs());
         });
       busyQueues.set(queue, chain);
     }
@@ -83,11 +116,8 @@ export function createInProcessRelay(
   const poller = createPoller(
     () =>
       look().then(
-        () => ({ more: false }),
-        (err: unknown) => {
-          log.error({ err }, 'relay look failed');
-          return { more: false };
-        },
+        () => ({ more: false, delayMs: storeFault.waitMs() || options.pollMs }),
+        (err: unknown) => ({ more: false, delayMs: storeFault.failed(err) }),
       ),
     options.pollMs,
   );

@@ -13,6 +13,8 @@ export interface QueueStats {
   waiting: number;
   failed: number;
   sent: number;
+  /** Handed to Redis and not yet completed (Redis mode): in a queue, or lost with a Redis and re-added. */
+  unfinished: number;
 }
 
 /**
@@ -62,15 +64,67 @@ export function outboxRepository(db: Db) {
       }).immediate();
     },
 
+    /** Embedded mode: the row's job ran in this process, so it is sent and done at once. */
     async markSent(id: number, now: Date): Promise<void> {
-      db.prepare('UPDATE outbox SET sent_at = ?, last_error = NULL WHERE id = ?').run(now.toISOString(), id);
+      db.prepare('UPDATE outbox SET sent_at = ?, done_at = ?, last_error = NULL WHERE id = ?').run(
+        now.toISOString(),
+        now.toISOString(),
+        id,
+      );
     },
 
-    /** Records a failed attempt: retried at `retryAt`, or failed for good when retryAt is undefined. */
-    async markAttemptFailed(id: number, error: string, now: Date, retryAt: Date | undefined): Promise<void> {
+    /** Redis mode: the job of this id completed (idempotent; a job id with no row is ignored). */
+    async markDone(jobId: string, now: Date): Promise<void> {
+      db.prepare('UPDATE outbox SET done_at = ? WHERE job_id = ? AND done_at IS NULL').run(
+        now.toISOString(),
+        jobId,
+      );
+    },
+
+    /** Redis mode: the job of this id can never succeed (a bad payload): not re-added, shown failed. */
+    async markFailedForGood(jobId: string, error: string, now: Date): Promise<void> {
+      db.prepare('UPDATE outbox SET failed_at = ?, last_error = ? WHERE job_id = ? AND done_at IS NULL').run(
+        now.toISOString(),
+        error.slice(0, 2000),
+        jobId,
+      );
+    },
+
+    /** Rows handed to Redis at or before `before` whose jobs have not completed, oldest hand-over first. */
+    async unfinished(before: Date, limit: number): Promise<OutboxRow[]> {
+      return db
+        .prepare<[string, number], OutboxRow>(
+          `SELECT id, queue, job_id AS jobId, payload, attempts FROM outbox
+           WHERE sent_at IS NOT NULL AND done_at IS NULL AND failed_at IS NULL AND sent_at <= ?
+           ORDER BY sent_at LIMIT ?`,
+        )
+        .all(before.toISOString(), limit);
+    },
+
+    /**
+     * Records a failed attempt: retried at `retryAt`; or, when `failed`, shown failed (and re-driven at
+     * `retryAt` if given: a job past its retry horizon; never if not: a job that can never succeed).
+     */
+    async markAttemptFailed(
+      id: number,
+      error: string,
+      now: Date,
+      retryAt: Date | undefined,
+      failed = retryAt === undefined,
+    ): Promise<void> {
       db.prepare(
         `UPDATE outbox SET attempts = attempts + 1, last_error = ?, next_try_at = ?, failed_at = ? WHERE id = ?`,
-      ).run(error.slice(0, 2000), retryAt?.toISOString() ?? null, retryAt ? null : now.toISOString(), id);
+      ).run(error.slice(0, 2000), retryAt?.toISOString() ?? null, failed ? now.toISOString() : null, id);
+    },
+
+    /** Embedded mode: failed rows whose re-drive time has come are put back in line; returns how many. */
+    async redriveDue(now: Date): Promise<number> {
+      return db
+        .prepare(
+          `UPDATE outbox SET failed_at = NULL
+           WHERE failed_at IS NOT NULL AND next_try_at IS NOT NULL AND next_try_at <= ? AND sent_at IS NULL`,
+        )
+        .run(now.toISOString()).changes;
     },
 
     /** Puts failed rows (of one queue, or all) back in line; returns how many. */
@@ -98,7 +152,8 @@ export function outboxRepository(db: Db) {
           `SELECT queue,
              sum(sent_at IS NULL AND failed_at IS NULL) AS waiting,
              sum(failed_at IS NOT NULL) AS failed,
-             sum(sent_at IS NOT NULL) AS sent
+             sum(sent_at IS NOT NULL) AS sent,
+             sum(sent_at IS NOT NULL AND done_at IS NULL AND failed_at IS NULL) AS unfinished
            FROM outbox GROUP BY queue ORDER BY queue`,
         )
         .all();

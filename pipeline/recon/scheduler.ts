@@ -1,8 +1,10 @@
 import cronParser from 'cron-parser';
 import type { Queue } from 'bullmq';
+import type { Config } from '../../core/config.ts';
 import type { Deps } from '../../core/deps.ts';
 import { BUSINESS_TIMEZONE, businessDate, prevDay } from '../../core/time.ts';
 import { RECON_NIGHTLY_QUEUE } from '../jobs/recon.ts';
+import { jobOptionsFor } from '../retry.ts';
 
 /** The next time the nightly run fires after `after` (cron in Asia/Kuala_Lumpur). */
 export function nextFireAt(cron: string, after: Date): Date {
@@ -55,15 +57,15 @@ export function createNightlyScheduler(deps: Deps) {
   };
 }
 
-/** Redis mode: one BullMQ job scheduler (cron with its timezone) shared by every worker. */
-export async function upsertNightlyScheduler(queue: Queue, cron: string): Promise<void> {
+/**
+ * Redis mode: one BullMQ job scheduler (cron with its timezone) shared by every worker. Idempotent: the
+ * workers' reconciler re-asserts it at every pass, so a Redis that lost it gets it back.
+ */
+export async function upsertNightlyScheduler(queue: Queue, config: Config): Promise<void> {
+  const { attempts, backoff } = jobOptionsFor(config, RECON_NIGHTLY_QUEUE);
   await queue.upsertJobScheduler(
     'recon-nightly',
-    { pattern: cron, tz: BUSINESS_TIMEZONE },
-    {
-      name: RECON_NIGHTLY_QUEUE,
-      data: {},
-      opts: { attempts: 8, backoff: { type: 'exponential', delay: 60_000 } },
-    },
+    { pattern: config.recon.cron, tz: BUSINESS_TIMEZONE },
+    { name: RECON_NIGHTLY_QUEUE, data: {}, opts: { attempts, backoff } },
   );
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { fixedClock } from '../../core/clock.ts';
+import { loadConfig } from '../../core/config.ts';
 import {
   createNightlyScheduler,
   dayOfFiring,
@@ -49,10 +50,12 @@ test('Redis mode: one BullMQ job scheduler with the cron and its explicit timezo
     await queue.close();
     connection.disconnect();
   });
-  await upsertNightlyScheduler(queue, '30 0 * * *');
-  await upsertNightlyScheduler(queue, '30 0 * * *'); // every worker upserts: still one
+  const config = loadConfig({});
+  await upsertNightlyScheduler(queue, config);
+  await upsertNightlyScheduler(queue, config); // every worker upserts: still one
   const schedulers = await queue.getJobSchedulers();
   assert.equal(schedulers.length, 1);
+  assert.equal(await queue.getDelayedCount(), 1, 'one next firing, however often it is re-asserted');
   assert.equal(schedulers[0]?.pattern, '30 0 * * *');
   assert.equal(schedulers[0]?.tz, 'Asia/Kuala_Lumpur');
   const next = new Date(Number(schedulers[0]?.next));

@@ -1,0 +1,83 @@
+import type { Queue } from 'bullmq';
+import type { Deps } from '../core/deps.ts';
+import { RECON_NIGHTLY_QUEUE } from './jobs/recon.ts';
+import { createPoller } from './poller.ts';
+import { upsertNightlyScheduler } from './recon/scheduler.ts';
+import { jobOptionsFor, retryPolicyFor } from './retry.ts';
+
+const ROWS_PER_LOOK = 500;
+
+/**
+ * Keeps Redis in step with the outbox (Redis mode), in every worker: a row handed to Redis and not done
+ * after the grace period is looked for there. A job Redis no longer holds (a Redis lost, flushed or failed
+ * over) is re-added under the same job id, so a second add of a job it still has is ignored; a job that
+ * completed but whose row was not marked is marked; a job failed past its retry horizon is re-driven every
+ * maximum retry interval. Each pass also re-asserts the nightly job scheduler (worker processes; tests that
+ * drain leave it out: its next firing is a delayed job). A lost Redis costs time, not data.
+ */
+export function createReconciler(
+  deps: Deps,
+  queues: { get(name: string): Queue },
+  options: { nightlyScheduler: boolean },
+) {
+  const log = deps.logger.child({ component: 'reconciler' });
+  const { reconcileMs, reconcileGraceMs } = deps.config.pipeline;
+  let failing = false;
+
+  async function pass(): Promise<{ more: boolean }> {
+    if (options.nightlyScheduler) await upsertNightlyScheduler(queues.get(RECON_NIGHTLY_QUEUE), deps.config);
+    const now = deps.clock.now();
+    const rows = await deps.store.outbox.unfinished(
+      new Date(now.getTime() - reconcileGraceMs),
+      ROWS_PER_LOOK,
+    );
+    const seen: number[] = [];
+    let readded = 0;
+    let redriven = 0;
+    for (const row of rows) {
+      const queue = queues.get(row.queue);
+      const state = await queue.getJobState(row.jobId);
+      if (state === 'unknown') {
+        await queue.add(row.queue, JSON.parse(row.payload) as unknown, {
+          ...jobOptionsFor(deps.config, row.queue),
+          jobId: row.jobId,
+        });
+        readded += 1;
+      } else if (state === 'completed') {
+        await deps.store.outbox.markDone(row.jobId, now);
+        continue;
+      } else if (state === 'failed') {
+        const job = await queue.getJob(row.jobId);
+        const { maxMs } = retryPolicyFor(deps.config, row.queue);
+        if (job && (job.finishedOn ?? 0) + maxMs <= now.getTime()) {
+          await job.retry('failed');
+          redriven += 1;
+        }
+      }
+      seen.push(row.id);
+    }
+    // Looked at now: looked at again one grace period later, not at every pass.
+    if (seen.length > 0) await deps.store.outbox.markSentMany(seen, deps.clock.now());
+    if (readded > 0) log.warn({ readded }, 're-added jobs that Redis no longer held');
+    if (redriven > 0) log.warn({ redriven }, 're-drove jobs failed past their retry horizon');
+    return { more: rows.length === ROWS_PER_LOOK };
+  }
+
+  const poller = createPoller(
+    () =>
+      pass().then(
+        (result) => {
+          if (failing) log.info('the reconciler reaches redis and the store again');
+          failing = false;
+          return result;
+        },
+        (err: unknown) => {
+          if (!failing) log.warn({ err }, 'reconciler pass failed; trying again at the next interval');
+          failing = true;
+          return { more: false };
+        },
+      ),
+    reconcileMs,
+  );
+  return { start: () => poller.start(), stop: () => poller.stop(), pass };
+}

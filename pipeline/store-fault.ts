@@ -1,0 +1,58 @@
+import type { Logger } from '../core/logger.ts';
+
+/**
+ * The in-process relay's view of a store that cannot write (a full disk, an I/O error, a lock held too
+ * long). Recording a failed attempt fails too then, so without this the relay would retry at once, for
+ * ever: it backs off instead (doubling, capped), and logs the condition once per interval, not per attempt.
+ */
+export function createStoreFault(
+  log: Logger,
+  options: { firstDelayMs: number; maxDelayMs: number; logEveryMs: number },
+) {
+  let fault:
+    { since: number; failures: number; delayMs: number; retryAt: number; loggedAt: number } | undefined;
+  return {
+    /** A write of the store failed: the next look waits; returns how long. */
+    failed(err: unknown): number {
+      const now = Date.now();
+      if (!fault) {
+        const delayMs = Math.min(options.firstDelayMs, options.maxDelayMs);
+        fault = { since: now, failures: 1, delayMs, retryAt: now + delayMs, loggedAt: now };
+        log.error({ err }, 'the store cannot write: the pipeline backs off until it can');
+        return delayMs;
+      }
+      fault.failures += 1;
+      fault.delayMs = Math.min(fault.delayMs * 2, options.maxDelayMs);
+      fault.retryAt = now + fault.delayMs;
+      if (now - fault.loggedAt >= options.logEveryMs) {
+        fault.loggedAt = now;
+        log.error(
+          {
+            err,
+            failures: fault.failures,
+            since: new Date(fault.since).toISOString(),
+            retry_in_ms: fault.delayMs,
+          },
+          'the store still cannot write',
+        );
+      }
+      return fault.delayMs;
+    },
+    /** A write went through: the fault, if any, is over. */
+    recovered(): void {
+      if (!fault) return;
+      log.info(
+        { failures: fault.failures, lasted_ms: Date.now() - fault.since },
+        'the store writes again: the pipeline resumes',
+      );
+      fault = undefined;
+    },
+    /** While backing off: how long until the next try (0 when there is no fault or it is time). */
+    waitMs(): number {
+      return fault ? Math.max(0, fault.retryAt - Date.now()) : 0;
+    },
+    get active(): boolean {
+      return fault !== undefined;
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { onCleanup, startApp, tempDir } from '../helpers.ts';
+import { generateDay } from '../support/recon-day.ts';
+import { ledgerNow, ledgerTruth, postDay, sameLines, waitUntil } from '../support/faults.ts';
+
+/** Mounts a small tmpfs at `dir` (needs root); returns why not when it cannot. */
+function mountSmallDisk(dir: string): string | undefined {
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=32m', 'tmpfs', dir], { stdio: 'pipe' });
+    return undefined;
+  } catch (err) {
+    return `cannot mount a small tmpfs to fill (${(err as Error).message.split('\n')[0]}): needs root`;
+  }
+}
+
+/** Fills the filesystem of `dir` to the last byte; returns the filler file, whose removal frees it. */
+function fillDisk(dir: string): string {
+  const file = path.join(dir, 'filler');
+  const fd = openSync(file, 'w');
+  const chunk = Buffer.alloc(64 * 1024);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+    // Then the last few bytes, so not even a small write fits.
+    try {
+      for (;;) writeSync(fd, Buffer.alloc(512));
+    } catch {
+      // full
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return file;
+}
+
+test('embedded mode on a full disk backs off with a few log lines, and the day reaches the ledgers when space returns', async (t) => {
+  const dir = tempDir(t, 'amil-full-');
+  const cannot = mountSmallDisk(dir);
+  if (cannot) return t.skip(cannot);
+  onCleanup(t, () => execFileSync('umount', ['-l', dir]));
+  const app = await startApp(t, {
+    DATA_DIR: dir,
+    PIPELINE_RETRY_BASE_MS: '50',
+    STORE_FAULT_MAX_MS: '400',
+    STORE_FAULT_LOG_MS: '60000',
+  });
+  const generated = generateDay(300);
+  await postDay(app.url, generated); // committed: the work waits in the outbox
+  // An empty WAL, so the pipeline's next write must grow a file on the full disk.
+  const probe = new Database(app.deps.config.databaseFile);
+  probe.pragma('wal_checkpoint(TRUNCATE)');
+  probe.close();
+  const filler = fillDisk(dir);
+
+  const relay = createInProcessRelay(app.deps, { pollMs: 20 });
+  onCleanup(t, () => relay.stop());
+  const logged = app.logs().length;
+  relay.start();
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const during = app
+    .logs()
+    .slice(logged)
+    .split('\n')
+    .filter((line) => line.includes('"component":"relay"'));
+  assert.ok(during.length <= 3, `a few lines in 3 s, not one per attempt: ${during.length}`);
+  assert.ok(
+    during.some((line) => line.includes('the store cannot write')),
+    during.join('\n'),
+  );
+  assert.deepEqual(ledgerNow(app.deps.config.databaseFile), [], 'nothing written meanwhile');
+
+  rmSync(filler);
+  const freed = Date.now();
+  const truth = ledgerTruth(generated);
+  await waitUntil(
+    () => sameLines(ledgerNow(app.deps.config.databaseFile), truth),
+    30_000,
+    'the ledgers to match the truth',
+  );
+  t.diagnostic(
+    `recovered ${Date.now() - freed} ms after space returned; ${during.length} relay log line(s) in 3 s`,
+  );
+  assert.match(app.logs(), /the store writes again/);
+});
