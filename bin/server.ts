@@ -57,6 +57,8 @@ await runMain(async () => {
     deps.mailer.close();
     await board?.close();
     await deps.callbacks.close();
+    await deps.qr.close();
+    await deps.limits.close();
     deps.store.close();
   };
 });

@@ -3,6 +3,8 @@ import { loadConfig, type Config } from './config.ts';
 import { createSandboxAcquirer } from './acquirer/sandbox.ts';
 import { createCallbackClient } from './outbound/callback-client.ts';
 import { createMailer } from './outbound/mailer.ts';
+import { createRateLimits } from './http/rate-limit.ts';
+import { createQrRenderer } from './qr/renderer.ts';
 import { createLogger } from './logger.ts';
 import { openStore, type AgencySettings, type Store } from './store/index.ts';
 import { systemClock } from './clock.ts';
@@ -21,9 +23,10 @@ export function createDeps(
   const config: Config = overrides.config ?? loadConfig(env);
   const store = overrides.store ?? openStore(config.databaseFile);
   const clock = overrides.clock ?? systemClock;
+  const logger = overrides.logger ?? createLogger(config.logLevel);
   return {
     config,
-    logger: overrides.logger ?? createLogger(config.logLevel),
+    logger,
     store,
     clock,
     validators:
@@ -36,6 +39,9 @@ export function createDeps(
         allowedAddresses: config.callbacks.allowedAddresses,
       }),
     mailer: overrides.mailer ?? createMailer(config.mail),
+    // Both start nothing until first used: a process that never serves pages holds no thread or socket.
+    limits: overrides.limits ?? createRateLimits(config, logger),
+    qr: overrides.qr ?? createQrRenderer({ threads: config.qr.renderThreads, cacheBytes: QR_CACHE_BYTES }),
   };
 }
 
@@ -43,6 +49,9 @@ interface DemoSeed {
   partners: { id: string; label: string; password: string }[];
   agencies: { code: string; name: string; apiKey: string; settings: Partial<AgencySettings> }[];
 }
+
+/** Most bytes of rendered QR PNGs kept in memory (a 1024 px code is a few KiB). */
+const QR_CACHE_BYTES = 32 * 1024 * 1024;
 
 const DEMO_SEED_FILE = new URL('../fixtures/demo/seed.json', import.meta.url);
 

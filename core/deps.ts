@@ -6,6 +6,8 @@ import type { Validators } from '../schemas/index.ts';
 import type { Acquirer } from './acquirer/types.ts';
 import type { CallbackClient } from './outbound/callback-client.ts';
 import type { Mailer } from './outbound/mailer.ts';
+import type { RateLimits } from './http/rate-limit.ts';
+import type { QrRenderer } from './qr/renderer.ts';
 
 /** Everything a handler, service or job may use; built once per process by its composition root. */
 export interface Deps {
@@ -20,4 +22,8 @@ export interface Deps {
   readonly callbacks: CallbackClient;
   /** Sends the nightly e-mails: SMTP, or .eml files in embedded mode. */
   readonly mailer: Mailer;
+  /** Per-client limits (anonymous pages, wrong partner passwords); close it on shutdown. */
+  readonly limits: RateLimits;
+  /** Draws QR PNGs on worker threads, behind a cache; close it on shutdown. */
+  readonly qr: QrRenderer;
 }

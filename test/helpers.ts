@@ -84,6 +84,8 @@ export async function startApp(
   onCleanup(t, async () => {
     await listening.close(1000);
     await deps.callbacks.close();
+    await deps.qr.close();
+    await deps.limits.close();
     deps.store.close();
   });
   const url = listening.servers[0]?.url ?? '';
