@@ -12,8 +12,8 @@ import type { Logger } from '../logger.ts';
 export interface ClientLimit {
   /** Takes `points` from the client's budget; `retryAfterSeconds` is set when the budget was exhausted. */
   consume(client: string, points?: number): Promise<{ retryAfterSeconds?: number }>;
-  /** Whether the client's budget is exhausted already, without taking anything from it. */
-  exhausted(client: string): Promise<{ retryAfterSeconds?: number }>;
+  /** Gives `points` back (a reserved attempt that turned out fine). */
+  reward(client: string, points?: number): Promise<void>;
 }
 
 /** The process's per-client limits (docs/decisions.md); one per process, closed on shutdown. */
@@ -84,11 +84,8 @@ export function createRateLimits(config: Config, logger: Logger): RateLimits {
           throw res;
         }
       },
-      async exhausted(client) {
-        const res = await limiterOf().get(client);
-        return res && res.remainingPoints <= 0 && res.consumedPoints >= points
-          ? { retryAfterSeconds: retryAfter(res) }
-          : {};
+      async reward(client, given = 1) {
+        await limiterOf().reward(client, given);
       },
     };
   };
