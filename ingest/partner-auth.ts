@@ -80,6 +80,18 @@ export function createPartnerAuthenticator(store: Store, options: PartnerAuthOpt
     }
   }
 
+  /** Takes one attempt from the client's budget, or throws 429 when it is spent. */
+  async function reserveAttempt(client: string): Promise<void> {
+    const { retryAfterSeconds } = (await options.failures?.consume(client)) ?? {};
+    if (retryAfterSeconds === undefined) return;
+    throw new DomainError(
+      'too-many-requests',
+      `Too many wrong passwords from this client; try again in ${retryAfterSeconds} seconds.`,
+      [],
+      { 'Retry-After': String(retryAfterSeconds) },
+    );
+  }
+
   /** The partner id of `presented`, or undefined; throws 429 when `client` is past its budget. */
   return async function authenticate(presented: string, client: string): Promise<string | undefined> {
     if (presented === '') return undefined;
@@ -90,18 +102,17 @@ export function createPartnerAuthenticator(store: Store, options: PartnerAuthOpt
       return hit.partnerId;
     }
     verified.delete(key);
-    const { retryAfterSeconds } = (await options.failures?.consume(client)) ?? {};
-    if (retryAfterSeconds !== undefined) {
-      throw new DomainError(
-        'too-many-requests',
-        `Too many wrong passwords from this client; try again in ${retryAfterSeconds} seconds.`,
-        [],
-        { 'Retry-After': String(retryAfterSeconds) },
-      );
+    if (presented.length > MAX_PASSWORD_LENGTH) {
+      await reserveAttempt(client);
+      return undefined;
     }
-    const result = presented.length > MAX_PASSWORD_LENGTH ? undefined : await check(key, presented);
+    // Requests joining a check already running for the same value wait for it at no cost: a partner's
+    // first burst after a restart spends one attempt, not one per request.
+    const joining = inFlight.has(key);
+    if (!joining) await reserveAttempt(client);
+    const result = await check(key, presented);
     if (!result) return undefined;
-    await options.failures?.reward(client);
+    if (!joining) await options.failures?.reward(client);
     if (verified.size >= CACHE_MAX_ENTRIES) verified.clear();
     verified.set(key, result);
     return result.partnerId;

@@ -166,3 +166,11 @@ test("64 concurrent wrong passwords from 64 clients leave libuv's pool to other 
   assert.deepEqual(new Set(statuses), new Set([401]));
   assert.ok(slowest < 250, `slowest file read during the flood: ${slowest.toFixed(0)} ms`);
 });
+
+test('a burst of 12 concurrent batches with the good password, before it is cached, all pass under a budget of 2', async (t) => {
+  const app = await startApp(t, { PARTNER_AUTH_MAX_FAILURES: '2' });
+  const statuses = await Promise.all(
+    Array.from({ length: 12 }, async () => (await app.postBatch({ transactions: [bankRecord()] })).status),
+  );
+  assert.deepEqual(statuses, Array(12).fill(200));
+});
