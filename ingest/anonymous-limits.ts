@@ -1,15 +1,20 @@
 import type { Context, Middleware } from 'koa';
 import type { Deps } from '../core/deps.ts';
 import { DomainError, ERROR_CATALOGUE } from '../core/errors.ts';
+import { readForm } from '../core/http/form.ts';
 import type { ClientLimit } from '../core/http/rate-limit.ts';
 import { sendPage, wantsHtml } from './checkout/html.ts';
 import { errorPage } from './checkout/pages.ts';
 
 /** Which per-client limit a request of {base_url} counts against, if any (docs/decisions.md). */
-export function anonymousLimitOf(method: string, path: string): 'orders' | 'pages' | undefined {
+async function anonymousLimitOf(ctx: Context): Promise<'orders' | 'pages' | undefined> {
+  const { method, path } = ctx;
   const payPage = path.startsWith('/pay/');
-  // Opening an order writes a row: the stricter budget. The signed merchant POST /v2/checkout is not anonymous.
+  // Opening an order writes a row: the stricter budget.
   if (payPage && method === 'POST') return 'orders';
+  // A merchant's signed POST /v2/checkout is not anonymous; an unsigned one (agencies that accept them)
+  // opens an order for anyone, like the pay page.
+  if (path === '/v2/checkout' && method === 'POST') return (await unsignedForm(ctx)) ? 'orders' : undefined;
   if (payPage || path === '/qr2/' || path.startsWith('/v2/checkout/') || path.startsWith('/sandbox/')) {
     return 'pages';
   }
@@ -24,7 +29,7 @@ export function anonymousLimitOf(method: string, path: string): 'orders' | 'page
  */
 export function anonymousLimits(deps: Deps): Middleware {
   return async (ctx, next) => {
-    const kind = anonymousLimitOf(ctx.method, ctx.path);
+    const kind = await anonymousLimitOf(ctx);
     const limit: ClientLimit | undefined = kind && deps.limits[kind];
     if (limit) {
       const { retryAfterSeconds } = await limit.consume(ctx.ip);
@@ -35,6 +40,17 @@ export function anonymousLimits(deps: Deps): Middleware {
     }
     await next();
   };
+}
+
+/** A readable form without a signature (one that is sent is checked by the route; so is a bad form). */
+async function unsignedForm(ctx: Context): Promise<boolean> {
+  if (!ctx.is('application/x-www-form-urlencoded')) return false;
+  try {
+    const entries = await readForm(ctx);
+    return !entries.some(([name, value]) => name === 'signature' && value !== '');
+  } catch {
+    return false;
+  }
 }
 
 function refuse(ctx: Context, orders: boolean, retryAfterSeconds: number): void {

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { problemOf, startApp, type TestApp } from '../helpers.ts';
 import { startRedis } from '../support/redis.ts';
+import { postOrder } from '../support/merchant.ts';
 
 // TRUST_PROXY lets a test speak for several clients through X-Forwarded-For, as a reverse proxy would.
 const LIMITED = { TRUST_PROXY: 'true', RATE_LIMIT_PAGES_PER_MINUTE: '3', RATE_LIMIT_ORDERS_PER_MINUTE: '2' };
@@ -84,4 +85,22 @@ test('when Redis is unreachable the pay page still answers, and each process lim
   const statuses: number[] = [];
   for (let i = 0; i < 4; i += 1) statuses.push((await openPage(payLink(app, 'D-1'), '203.0.113.12')).status);
   assert.deepEqual(statuses, [200, 200, 200, 429]);
+});
+
+test("unsigned POST /v2/checkout spends the order budget; a merchant's signed orders are never limited", async (t) => {
+  const app = await startApp(t, { RATE_LIMIT_ORDERS_PER_MINUTE: '2' });
+  await app.deps.store.agencies.update('LZS', { settings: { acceptUnsignedOrders: true } });
+  const fields = (refNo: string) => ({
+    agency: 'LZS',
+    refNo,
+    amount: '10.00',
+    email: 'ali@example.my',
+    returnUrl: 'http://127.0.0.1:9/return',
+  });
+  const unsigned: number[] = [];
+  for (let i = 0; i < 3; i += 1)
+    unsigned.push((await postOrder(app, fields(`U-${i}`), { sign: false })).status);
+  assert.deepEqual(unsigned, [201, 201, 429]);
+  assert.equal(await app.deps.store.checkout.orderByRef('LZS', 'U-2'), undefined);
+  for (let i = 0; i < 5; i += 1) assert.equal((await postOrder(app, fields(`S-${i}`))).status, 201);
 });
