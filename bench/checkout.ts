@@ -571,7 +571,15 @@ async function main(): Promise<boolean> {
   const scratchBase = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
   const openDeps: Deps[] = [];
   const depsIn = (dir: string) => {
-    const deps = createDeps({ DATA_DIR: dir, LOG_LEVEL: 'silent', SEED_DEMO: 'true', HOST, PORT: '0' });
+    // One load client at 127.0.0.1 stands for many payers: the per-client page limit is off here.
+    const deps = createDeps({
+      DATA_DIR: dir,
+      LOG_LEVEL: 'silent',
+      SEED_DEMO: 'true',
+      HOST,
+      PORT: '0',
+      RATE_LIMIT_PAGES_PER_MINUTE: '0',
+    });
     openDeps.push(deps);
     return deps;
   };

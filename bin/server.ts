@@ -69,6 +69,8 @@ await runMain(async () => {
     await board?.close();
     await observed.close();
     await deps.callbacks.close();
+    await deps.qr.close();
+    await deps.limits.close();
     deps.store.close();
   };
 });

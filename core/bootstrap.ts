@@ -3,6 +3,8 @@ import { loadConfig, type Config } from './config.ts';
 import { createAcquirer } from './acquirer/index.ts';
 import { createCallbackClient } from './outbound/callback-client.ts';
 import { createMailer } from './outbound/mailer.ts';
+import { createRateLimits } from './http/rate-limit.ts';
+import { createQrRenderer } from './qr/renderer.ts';
 import { createLogger } from './logger.ts';
 import { openStore, type AgencySettings, type Store } from './store/index.ts';
 import { systemClock } from './clock.ts';
@@ -24,9 +26,10 @@ export function createDeps(
   const store = overrides.store ?? openStore(config.databaseFile);
   const clock = overrides.clock ?? systemClock;
   const readiness = overrides.readiness ?? createReadiness(store, clock);
+  const logger = overrides.logger ?? createLogger(config.logLevel);
   return {
     config,
-    logger: overrides.logger ?? createLogger(config.logLevel),
+    logger,
     store,
     clock,
     validators:
@@ -44,6 +47,9 @@ export function createDeps(
     mailer: overrides.mailer ?? createMailer(config.mail),
     readiness,
     metrics: overrides.metrics ?? createMetrics({ store, clock, readiness }),
+    // Both start nothing until first used: a process that never serves pages holds no thread or socket.
+    limits: overrides.limits ?? createRateLimits(config, logger),
+    qr: overrides.qr ?? createQrRenderer({ threads: config.qr.renderThreads, cacheBytes: QR_CACHE_BYTES }),
   };
 }
 
@@ -51,6 +57,9 @@ interface DemoSeed {
   partners: { id: string; label: string; password: string }[];
   agencies: { code: string; name: string; apiKey: string; settings: Partial<AgencySettings> }[];
 }
+
+/** Most bytes of rendered QR PNGs kept in memory (a 1024 px code is a few KiB). */
+const QR_CACHE_BYTES = 32 * 1024 * 1024;
 
 const DEMO_SEED_FILE = new URL('../fixtures/demo/seed.json', import.meta.url);
 

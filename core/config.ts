@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { ringgitStringToSen } from './money.ts';
 import cronParser from 'cron-parser';
@@ -58,6 +59,18 @@ export interface Config {
   readonly qr: {
     /** How long a generated QR code's PNG URL serves, in days. */
     readonly pngTtlDays: number;
+    /** Worker threads that draw QR PNGs, off the event loop. */
+    readonly renderThreads: number;
+  };
+  /** Per-client limits (by `ctx.ip`), shared through Redis when REDIS_URL is set; 0 means no limit. */
+  readonly rateLimits: {
+    /** Anonymous page requests per client per minute: pay page, checkout pages, /qr2/, sandbox bank. */
+    readonly pagesPerMinute: number;
+    /** Orders a client may open per minute through the anonymous pay page (`POST /pay/...`). */
+    readonly ordersPerMinute: number;
+    /** Wrong `X-API-Password` values a client may send per window before it gets 429. */
+    readonly partnerAuthFailures: number;
+    readonly partnerAuthWindowSeconds: number;
   };
   readonly webhook: {
     readonly maxBodyBytes: number;
@@ -260,6 +273,34 @@ export const ENV_VARS: readonly EnvVar[] = [
       'Days the PNG URL of a generated QR code is served (then 410); the pay link inside never expires',
   },
   {
+    name: 'QR_RENDER_THREADS',
+    default: 'cores - 1, 1 to 4',
+    meaning: 'Worker threads that draw QR code PNGs (off the event loop); rendered PNGs are also cached',
+  },
+  {
+    name: 'RATE_LIMIT_PAGES_PER_MINUTE',
+    default: '300 (100000 when NODE_ENV=test)',
+    meaning:
+      'Requests per client IP per minute to the anonymous pages (pay page, checkout pages, `/qr2/`, sandbox bank); more get 429 with `Retry-After`; 0 = no limit',
+  },
+  {
+    name: 'RATE_LIMIT_ORDERS_PER_MINUTE',
+    default: '30 (100000 when NODE_ENV=test)',
+    meaning:
+      'Orders per client IP per minute opened through the anonymous pay page (`POST /pay/...`); more get 429; 0 = no limit',
+  },
+  {
+    name: 'PARTNER_AUTH_MAX_FAILURES',
+    default: '10 (100000 when NODE_ENV=test)',
+    meaning:
+      'Wrong `X-API-Password` values per client IP per window; more get 429 with `Retry-After` before any password check; 0 = no limit',
+  },
+  {
+    name: 'PARTNER_AUTH_WINDOW_SECONDS',
+    default: '900',
+    meaning: 'The window of PARTNER_AUTH_MAX_FAILURES, in seconds',
+  },
+  {
     name: 'QUEUE_BOARD_WRITABLE',
     default: 'false',
     meaning: 'Let Bull Board retry, promote and remove jobs; by default it only shows them',
@@ -407,6 +448,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     nodeEnv = nodeEnvRaw;
   else problems.push(`NODE_ENV must be development, test or production (got "${nodeEnvRaw}")`);
   const production = nodeEnv === 'production';
+  const testing = nodeEnv === 'test';
+  // One core is left to the event loop; more than four threads buys nothing for PNGs of this size.
+  const defaultRenderThreads = Math.max(1, Math.min(4, availableParallelism() - 1));
 
   const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
   const logLevelRaw = read('LOG_LEVEL') ?? 'info';
@@ -476,7 +520,17 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       ),
     },
     payLinkSecret: payLinkSecret(read('PAY_LINK_SECRET'), production, problems),
-    qr: { pngTtlDays: int('QR_PNG_TTL_DAYS', 90, 1, 3650) ?? 90 },
+    qr: {
+      pngTtlDays: int('QR_PNG_TTL_DAYS', 90, 1, 3650) ?? 90,
+      renderThreads: int('QR_RENDER_THREADS', defaultRenderThreads, 1, 64) ?? defaultRenderThreads,
+    },
+    rateLimits: {
+      // Tests post many requests from 127.0.0.1; those testing the limits set them low explicitly.
+      pagesPerMinute: int('RATE_LIMIT_PAGES_PER_MINUTE', testing ? 100_000 : 300, 0, 1_000_000) ?? 300,
+      ordersPerMinute: int('RATE_LIMIT_ORDERS_PER_MINUTE', testing ? 100_000 : 30, 0, 1_000_000) ?? 30,
+      partnerAuthFailures: int('PARTNER_AUTH_MAX_FAILURES', testing ? 100_000 : 10, 0, 1_000_000) ?? 10,
+      partnerAuthWindowSeconds: int('PARTNER_AUTH_WINDOW_SECONDS', 900, 1, 86_400) ?? 900,
+    },
     webhook: {
       maxBodyBytes:
         int('WEBHOOK_MAX_BODY_BYTES', 5 * 1024 * 1024, 1024, 512 * 1024 * 1024) ?? 5 * 1024 * 1024,

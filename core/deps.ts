@@ -8,6 +8,8 @@ import type { CallbackClient } from './outbound/callback-client.ts';
 import type { Mailer } from './outbound/mailer.ts';
 import type { Readiness } from './readiness.ts';
 import type { Metrics } from './metrics.ts';
+import type { RateLimits } from './http/rate-limit.ts';
+import type { QrRenderer } from './qr/renderer.ts';
 
 /** Everything a handler, service or job may use; built once per process by its composition root. */
 export interface Deps {
@@ -26,4 +28,8 @@ export interface Deps {
   readonly readiness: Readiness;
   /** This process's Prometheus registry (GET /metrics). */
   readonly metrics: Metrics;
+  /** Per-client limits (anonymous pages, wrong partner passwords); close it on shutdown. */
+  readonly limits: RateLimits;
+  /** Draws QR PNGs on worker threads, behind a cache; close it on shutdown. */
+  readonly qr: QrRenderer;
 }

@@ -37,6 +37,7 @@ export const ERROR_CATALOGUE = {
   'too-many-records': { status: 413, title: 'Too many records in one batch' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   'validation-failed': { status: 422, title: 'Validation failed' },
+  'too-many-requests': { status: 429, title: 'Too many requests from this client; try again later' },
   internal: { status: 500, title: 'Internal server error' },
   'not-implemented': { status: 501, title: 'Method not implemented' },
   unavailable: { status: 503, title: 'Service unavailable' },

@@ -22,8 +22,47 @@ export async function hashPassword(password: string): Promise<string> {
   );
 }
 
-/** Compares a password with a stored hash in constant time. A malformed hash never matches. */
+/** Too many password checks are already waiting: the caller answers 503 rather than queue without end. */
+export class PasswordChecksBusyError extends Error {
+  constructor() {
+    super('too many password checks are waiting');
+    this.name = 'PasswordChecksBusyError';
+  }
+}
+
+// scrypt runs on libuv's pool (4 threads by default), which file reads, zlib and DNS share: verifications
+// get at most two of them at a time, so a flood of wrong passwords can never take the whole pool.
+const MAX_CONCURRENT_VERIFICATIONS = 2;
+const MAX_WAITING_VERIFICATIONS = 512;
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function withVerificationSlot<T>(work: () => Promise<T>): Promise<T> {
+  if (running >= MAX_CONCURRENT_VERIFICATIONS) {
+    if (waiting.length >= MAX_WAITING_VERIFICATIONS) throw new PasswordChecksBusyError();
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  } else {
+    running += 1;
+  }
+  try {
+    return await work();
+  } finally {
+    // The slot passes straight to the next waiter, so `running` never drops below what is in flight.
+    const next = waiting.shift();
+    if (next) next();
+    else running -= 1;
+  }
+}
+
+/**
+ * Compares a password with a stored hash in constant time. A malformed hash never matches. At most two
+ * verifications run at once in the process (throws PasswordChecksBusyError when too many wait).
+ */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  return withVerificationSlot(() => verifyNow(password, stored));
+}
+
+async function verifyNow(password: string, stored: string): Promise<boolean> {
   const parts = stored.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [, n, r, p, saltText = '', keyText = ''] = parts;

@@ -10,6 +10,7 @@ import { mountSandbox } from './checkout/sandbox-routes.ts';
 import { mountReports } from '../reports/routes.ts';
 import { mountReconciliationReports } from '../reports/reconciliation-routes.ts';
 import { mountQrCodes } from '../reports/qr/routes.ts';
+import { anonymousLimits } from './anonymous-limits.ts';
 
 /** The routes of each host. */
 const HOST_ROUTES: Record<HostName, readonly MountRoutes[]> = {
@@ -27,5 +28,11 @@ export function createWebApp(
   hosts: readonly HostName[],
   options: { isShuttingDown?: () => boolean; middleware?: readonly Koa.Middleware[] } = {},
 ): Koa {
-  return createHttpApp(deps, { mounts: hosts.flatMap((host) => HOST_ROUTES[host]), ...options });
+  // The per-client limits of the anonymous pages run before any route, so a refused request costs nothing.
+  const limits = hosts.includes('base') ? [anonymousLimits(deps)] : [];
+  return createHttpApp(deps, {
+    mounts: hosts.flatMap((host) => HOST_ROUTES[host]),
+    isShuttingDown: options.isShuttingDown,
+    middleware: [...limits, ...(options.middleware ?? [])],
+  });
 }

@@ -6,6 +6,43 @@ export const problemResponse = (description: string): Json => ({
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 });
 
+const retryAfter: Json = {
+  'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } },
+};
+
+/** 429 too-many-requests: a per-client limit was reached (docs/decisions.md). */
+export const tooManyRequests = (description: string): Json => ({
+  ...problemResponse(description),
+  headers: retryAfter,
+});
+
+/** 503 unavailable with Retry-After: the work this needs is saturated for a moment. */
+export const busy = (description: string): Json => ({ ...problemResponse(description), headers: retryAfter });
+
+/**
+ * Adds the 429 of the per-client limits of the anonymous pages (ingest/anonymous-limits.ts) to every
+ * operation of the given paths but the static assets and the demo merchant; a browser gets it as a page.
+ */
+export function withPerClientLimits(paths: Json): Json {
+  const limited = (path: string) => !path.startsWith('/assets/') && !path.startsWith('/demo/');
+  const response = {
+    ...tooManyRequests(
+      'Too many requests from this client (RATE_LIMIT_PAGES_PER_MINUTE; opening orders anonymously: RATE_LIMIT_ORDERS_PER_MINUTE). A page for browsers.',
+    ),
+  };
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => {
+      if (!limited(path)) return [path, item];
+      const operations = Object.entries(item as Json).map(([key, op]) =>
+        ['get', 'post'].includes(key)
+          ? [key, { ...(op as Json), responses: { ...((op as Json).responses as Json), '429': response } }]
+          : [key, op],
+      );
+      return [path, Object.fromEntries(operations)];
+    }),
+  );
+}
+
 /** The query parameters a GET signed with the agency's API key adds (spec 5.3), besides `agency`. */
 export const signedGetParams: Json[] = [
   { name: 'exp', in: 'query', schema: { type: 'integer' }, description: 'Signed GET only.' },

@@ -1,5 +1,5 @@
 /** OpenAPI paths of the QR codes (spec 1, 2.2, 4.1, 4.2): the unsigned QR on {base_url}, the generators on {reports_url}. */
-import { hostServer, problemResponse, type Json } from './openapi-parts.ts';
+import { busy, hostServer, problemResponse, tooManyRequests, type Json } from './openapi-parts.ts';
 
 const TAGS = ['QR codes'];
 const size: Json = {
@@ -66,6 +66,8 @@ export function qrPaths(): Json {
           '400': problemResponse(
             'q missing, too long, or not a pay link of this service (foreign origin, other path, unknown agency or category, bad refNo or amount, changed signed link); or a bad size.',
           ),
+          '429': tooManyRequests('Too many requests from this client (RATE_LIMIT_PAGES_PER_MINUTE).'),
+          '503': busy('Every QR rendering thread is busy and its queue is full.'),
         },
       },
     },
@@ -142,6 +144,7 @@ export function qrPaths(): Json {
           '400': problemResponse('A bad size.'),
           '404': problemResponse('No such QR code.'),
           '410': problemResponse('The QR code expired (qr-expired); generate it again.'),
+          '503': busy('Every QR rendering thread is busy and its queue is full.'),
         },
       },
     },

@@ -2,7 +2,15 @@ import { configuredSchemas, type JsonSchema, type SchemaSettings } from './index
 import { checkoutPaths } from './openapi-checkout.ts';
 import { reconciliationPaths } from './openapi-reconciliation.ts';
 import { qrPaths } from './openapi-qr.ts';
-import { hostServer, problemResponse, signedGetParams, type Json } from './openapi-parts.ts';
+import {
+  busy,
+  hostServer,
+  problemResponse,
+  signedGetParams,
+  tooManyRequests,
+  withPerClientLimits,
+  type Json,
+} from './openapi-parts.ts';
 
 /** The endpoints, host by host. Each later capability adds its paths here, referencing schemas/ files. */
 /** The body of a 200 from a health probe. */
@@ -14,7 +22,7 @@ const okSchema = {
 
 function paths(settings: OpenApiSettings): Json {
   return {
-    ...checkoutPaths(),
+    ...withPerClientLimits(checkoutPaths()),
     ...reconciliationPaths(),
     ...qrPaths(),
     '/api/bank/webhook': {
@@ -50,7 +58,11 @@ function paths(settings: OpenApiSettings): Json {
           '422': problemResponse(
             'Some record breaks the schema: every problem with its record index, orderno and JSON pointer. Nothing stored.',
           ),
+          '429': tooManyRequests(
+            'This client sent too many wrong passwords (PARTNER_AUTH_MAX_FAILURES per PARTNER_AUTH_WINDOW_SECONDS); checked before the password. A password already verified is never refused so.',
+          ),
           '500': problemResponse('Unexpected failure; nothing of the batch was stored. Safe to retry.'),
+          '503': busy('Too many password checks are waiting; retry after Retry-After.'),
         },
       },
     },

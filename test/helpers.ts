@@ -70,7 +70,8 @@ export async function startApp(
   // embedded mode listens) are this app's real address: QR codes and pay links point back at it.
   const port = env.PORT ?? String(await freePort());
   const deps = createDeps(
-    { DATA_DIR: dataDir, SEED_DEMO: 'true', PORT: port, ...env },
+    // NODE_ENV=test: per-client limits high enough for tests sending many requests from 127.0.0.1.
+    { NODE_ENV: 'test', DATA_DIR: dataDir, SEED_DEMO: 'true', PORT: port, ...env },
     { logger: createLogger(env.LOG_LEVEL ?? 'info', sink), ...overrides },
   );
   await seedDemoData(deps.store, new Date());
@@ -85,6 +86,8 @@ export async function startApp(
   onCleanup(t, async () => {
     await listening.close(1000);
     await deps.callbacks.close();
+    await deps.qr.close();
+    await deps.limits.close();
     deps.store.close();
   });
   const url = listening.servers[0]?.url ?? '';

@@ -5,6 +5,8 @@ import { readRawBody } from './raw-body.ts';
 /** Largest form accepted by the form endpoints (checkout, pay page, QR generators). */
 export const MAX_FORM_BYTES = 16 * 1024;
 
+const READ = Symbol('form');
+
 /**
  * Names that, as a key of a plain object, would set its prototype or shadow its machinery instead of being
  * data (`o['__proto__'] = 'x'` is silently ignored). No field of ours has one; input that uses one is
@@ -20,9 +22,16 @@ export function isReservedKey(key: string): boolean {
 /**
  * The fields of an application/x-www-form-urlencoded body, in received order (repeats kept: a signed form
  * refuses them, and the order matters to nobody else). 415 for another media type, 413 over the limit,
- * 400 for a field named `__proto__`, `constructor` or `prototype`.
+ * 400 for a field named `__proto__`, `constructor` or `prototype`. Read once per request: a middleware
+ * that looked at the form (the per-client limits) leaves it for the route.
  */
-export async function readForm(ctx: Context, limit = MAX_FORM_BYTES): Promise<[string, string][]> {
+export function readForm(ctx: Context, limit = MAX_FORM_BYTES): Promise<[string, string][]> {
+  const state = ctx.state as { [READ]?: Promise<[string, string][]> };
+  state[READ] ??= readFormOnce(ctx, limit);
+  return state[READ];
+}
+
+async function readFormOnce(ctx: Context, limit: number): Promise<[string, string][]> {
   if (!ctx.is('application/x-www-form-urlencoded')) {
     throw new DomainError('unsupported-media-type', 'Send the form as application/x-www-form-urlencoded.');
   }

@@ -9,7 +9,7 @@ import { ingestBankBatch } from './service.ts';
 
 /** POST /api/bank/webhook on the {pay_url} host: auth -> read and validate the batch -> store it. */
 export function mountBankWebhook(router: Router, deps: Deps): void {
-  const authenticate = createPartnerAuthenticator(deps.store);
+  const authenticate = createPartnerAuthenticator(deps.store, { failures: deps.limits.partnerAuthFailures });
   router.post(
     '/api/bank/webhook',
     countBatch(deps),

@@ -3,8 +3,8 @@ import type { Deps } from '../../core/deps.ts';
 import { requireAcquirer } from '../../core/acquirer/index.ts';
 import { DomainError } from '../../core/errors.ts';
 import { parsePayLinkPath } from '../../core/payments/pay-link.ts';
-import { qrSize, sendQrPng } from '../../reports/qr/http.ts';
-import { MAX_QR_CONTENT } from '../../reports/qr/service.ts';
+import { qrSize, sendQrPng } from '../../core/qr/http.ts';
+import { MAX_QR_CONTENT } from '../../core/qr/png.ts';
 import { checkPayLink } from './pay-links.ts';
 
 /**
@@ -40,7 +40,7 @@ export function mountUnsignedQr(router: Router, deps: Deps): void {
     const checked = await checkPayLink(deps, fields, url.searchParams);
     if (!checked.ok) refuse(`q is not a pay link the pay page would open. ${checked.detail}`, checked.detail);
     // The QR holds the URL as parsed: what was checked is exactly what a phone will open.
-    sendQrPng(ctx, url.href, size, 'public, max-age=86400');
+    await sendQrPng(ctx, deps.qr, url.href, size, 'public, max-age=86400');
   });
 }
 

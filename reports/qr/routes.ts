@@ -5,7 +5,7 @@ import { DomainError } from '../../core/errors.ts';
 import type { AgencyRow } from '../../core/store/index.ts';
 import type { QrRequest } from '../../schemas/index.ts';
 import { requireSignedForm } from '../auth.ts';
-import { qrSize, sendQrPng } from './http.ts';
+import { qrSize, sendQrPng } from '../../core/qr/http.ts';
 import { requireAcquirer } from '../../core/acquirer/index.ts';
 import { parseQrRequest } from './request.ts';
 import { createDuitNowQr, createPayLinkQr, PNG_PATH, servedQrCode } from './service.ts';
@@ -32,7 +32,7 @@ export function mountQrCodes(router: Router, deps: Deps): void {
     const code = await servedQrCode(deps, ctx.params.token ?? '');
     // The image never changes; caches may keep it as long as it is served, never longer.
     const remaining = Math.floor((Date.parse(code.expiresAt) - deps.clock.now().getTime()) / 1000);
-    sendQrPng(ctx, code.content, size, `public, max-age=${Math.max(0, remaining)}, immutable`);
+    await sendQrPng(ctx, deps.qr, code.content, size, `public, max-age=${Math.max(0, remaining)}, immutable`);
   });
 }
 

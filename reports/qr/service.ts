@@ -2,12 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Deps } from '../../core/deps.ts';
 import { DomainError } from '../../core/errors.ts';
 import { signedPayLinkUrl } from '../../core/payments/pay-link.ts';
+import { MAX_QR_CONTENT } from '../../core/qr/png.ts';
 import type { AgencyRow, QrCodeKind, QrCodeRow } from '../../core/store/index.ts';
 import type { DuitNowQrResponse, FieldError, QrCodeResponse, QrRequest } from '../../schemas/index.ts';
 import { buildDuitNowPayload, DEFAULT_CATEGORY_CODE, type DuitNowInput } from './duitnow.ts';
 
-/** Longest content a generated QR code holds: beyond it a printed code is hard to scan. */
-export const MAX_QR_CONTENT = 1024;
 /** The path of a generated QR code's PNG on {reports_url}; its token is the unguessable part. */
 export const PNG_PATH = '/api/qrcode/v1/png';
 

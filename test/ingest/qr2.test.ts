@@ -99,3 +99,39 @@ test('with PUBLIC_BASE_URL set, pay links of that origin are the ones rendered',
   );
   assert.equal((await qr2(app, `${app.url}/pay/LZS/zakat-fitrah/R1/10.00`)).status, 400);
 });
+
+test('PNGs are drawn on worker threads: /api/version stays quick while 16 clients ask for distinct 1024 px codes', async (t) => {
+  const app = await startApp(t);
+  const renders = Array.from({ length: 16 }, (_, i) =>
+    qr2(app, `${app.url}/pay/LZS/zakat-fitrah/LOAD-${i}/28.00`, '&size=1024').then(async (res) => {
+      await res.arrayBuffer();
+      return res.status;
+    }),
+  );
+  // Drawn on the event loop, these 16 codes (tens of ms each) hold every other request for a second or two.
+  let done = false;
+  const statuses = Promise.all(renders).finally(() => (done = true));
+  let slowest = 0;
+  let probes = 0;
+  while (!done) {
+    const started = performance.now();
+    assert.equal((await fetch(`${app.url}/api/version`)).status, 200);
+    slowest = Math.max(slowest, performance.now() - started);
+    probes += 1;
+  }
+  assert.deepEqual(await statuses, Array(16).fill(200));
+  assert.ok(slowest < 600, `slowest /api/version of ${probes} during the renders: ${slowest.toFixed(0)} ms`);
+  const stats = app.deps.qr.stats();
+  assert.equal(stats.rendered, 16);
+  assert.equal(stats.offMainThread, true);
+});
+
+test('a code asked for again comes from the cache: no second render', async (t) => {
+  const app = await startApp(t);
+  const link = `${app.url}/pay/LZS/zakat-fitrah/HOT-1/28.00`;
+  const first = new Uint8Array(await (await qr2(app, link, '&size=512')).arrayBuffer());
+  const again = new Uint8Array(await (await qr2(app, link, '&size=512')).arrayBuffer());
+  assert.deepEqual(again, first);
+  assert.equal(decodeQrPng(again).text, link);
+  assert.deepEqual(app.deps.qr.stats(), { rendered: 1, cached: 1, offMainThread: true });
+});

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { crc16CcittFalse, tlv, TlvOverflowError, withCrc } from '../../reports/qr/emv.ts';
 import { buildDuitNowPayload, DUITNOW_AID, type DuitNowInput } from '../../reports/qr/duitnow.ts';
-import { QR_SIZE, QrTooDenseError, renderQrPng } from '../../reports/qr/png.ts';
+import { QR_SIZE, QrTooDenseError, renderQrPng } from '../../core/qr/png.ts';
 import { decodeQrPng, parseTlv } from '../support/qr.ts';
 
 // PayNet, "DuitNow QR > QR generation specification > Merchant-presented mode > Examples" (V1.5),

@@ -24,7 +24,21 @@ test('GET /api/openapi.json documents every route, with resolvable references', 
 
   const webhook = doc.paths['/api/bank/webhook']?.post;
   assert.ok(webhook);
-  assert.deepEqual(Object.keys(webhook.responses).sort(), ['200', '400', '401', '413', '415', '422', '500']);
+  assert.deepEqual(Object.keys(webhook.responses).sort(), [
+    '200',
+    '400',
+    '401',
+    '413',
+    '415',
+    '422',
+    '429',
+    '500',
+    '503',
+  ]);
+  // The anonymous pages say they may answer 429; the signed generators do not.
+  assert.ok(doc.paths['/qr2/']?.get?.responses['429']);
+  assert.ok(doc.paths['/pay/{agency}/{paymentCategory}/{refNo}/{amount}']?.post?.responses['429']);
+  assert.equal(doc.paths['/assets/{name}']?.get?.responses['429'], undefined);
   for (const route of ['/api/openapi.json', '/health']) assert.ok(doc.paths[route]?.get, route);
 
   // Every $ref points at a component that exists.

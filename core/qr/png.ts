@@ -3,6 +3,8 @@ import { PNG } from 'pngjs';
 
 /** Bounds and default of a QR image's width and height, in pixels. */
 export const QR_SIZE = { min: 128, max: 1024, default: 256 } as const;
+/** Longest content a QR code of this service holds: beyond it a printed code is hard to scan. */
+export const MAX_QR_CONTENT = 1024;
 /** The quiet zone around the code, in modules (ISO/IEC 18004 asks for 4). */
 const QUIET_ZONE = 4;
 

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
-import { DomainError } from '../../core/errors.ts';
-import { QR_SIZE, QrTooDenseError, renderQrPng } from './png.ts';
+import { DomainError } from '../errors.ts';
+import { QR_SIZE, QrTooDenseError } from './png.ts';
+import { QrRendererBusyError, type QrRenderer } from './renderer.ts';
 
 /** The `size` query parameter of a PNG endpoint: pixels, QR_SIZE.min to QR_SIZE.max, default QR_SIZE.default. */
 export function qrSize(ctx: Context): number {
@@ -19,11 +20,21 @@ export function qrSize(ctx: Context): number {
   return size;
 }
 
+/** Seconds a client is asked to wait when every rendering thread is busy. */
+const BUSY_RETRY_AFTER_SECONDS = 2;
+
 /**
  * Answers with the PNG of a QR code of `content`: image/png, the cache policy given, and an ETag from the
- * content and size, so a revalidation is a 304 without rendering.
+ * content and size, so a revalidation is a 304 without rendering. The PNG comes from the renderer's cache
+ * or a worker thread, never from the event loop.
  */
-export function sendQrPng(ctx: Context, content: string, size: number, cacheControl: string): void {
+export async function sendQrPng(
+  ctx: Context,
+  renderer: QrRenderer,
+  content: string,
+  size: number,
+  cacheControl: string,
+): Promise<void> {
   const etag = createHash('sha256').update(`${size}\n${content}`).digest('base64url').slice(0, 27);
   ctx.set('Cache-Control', cacheControl);
   ctx.set('ETag', `"${etag}"`);
@@ -35,8 +46,13 @@ export function sendQrPng(ctx: Context, content: string, size: number, cacheCont
   }
   let png: Buffer;
   try {
-    png = renderQrPng(content, size);
+    png = await renderer.render(content, size);
   } catch (err) {
+    if (err instanceof QrRendererBusyError) {
+      throw new DomainError('unavailable', 'Too many QR codes are being drawn; try again shortly.', [], {
+        'Retry-After': String(BUSY_RETRY_AFTER_SECONDS),
+      });
+    }
     if (!(err instanceof QrTooDenseError)) throw err;
     throw new DomainError(
       'bad-request',
