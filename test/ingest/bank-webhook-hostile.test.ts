@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import { fixedClock } from '../../core/clock.ts';
 import { bankRecord, problemOf, startApp, type TestApp } from '../helpers.ts';
 
 /** Generous: the refusal is meant to take tens of milliseconds; the machine is shared and slow. */
@@ -131,4 +133,49 @@ test('a hostile webhook batch', async (t) => {
     assert.match(problem.detail ?? '', /300 record/);
     assert.match(problem.detail ?? '', /first 100/);
   });
+});
+
+test('posting times far from their receipt', async (t) => {
+  // Received 2026-11-21 00:00 UTC; the window (WEBHOOK_TIME_PAST_DAYS, WEBHOOK_TIME_SKEW_MINUTES) is set
+  // small so its edges are easy to name.
+  const clock = fixedClock('2026-11-21T00:00:00Z');
+  const app = await startApp(t, { WEBHOOK_TIME_PAST_DAYS: '30', WEBHOOK_TIME_SKEW_MINUTES: '10' }, { clock });
+
+  for (const time of [
+    '9999-12-31T23:59:59-23:59',
+    '0000-01-01T00:00:00+23:59',
+    '2026-10-21T23:59:59Z',
+    '2026-11-21T00:10:01Z',
+  ]) {
+    await t.test(`refuses a batch whose record has time ${time}, naming it, and stores nothing`, async () => {
+      const before = await app.deps.store.bankPostings.counts();
+      const late = bankRecord({ time, orderno: `LATE-${time}` });
+      const response = await app.postBatch({ transactions: [bankRecord(), bankRecord(), late] });
+      assert.equal(response.status, 422);
+      const problem = await problemOf(response);
+      assert.equal(problem.type, 'https://docs.amil.my/problems/validation-failed');
+      assert.deepEqual(
+        problem.errors?.map((e) => [e.pointer, e.index, e.orderno]),
+        [['/transactions/2/time', 2, late.orderno]],
+      );
+      assert.match(problem.errors?.[0]?.message ?? '', /30 days before .* 10 minutes after/);
+      assert.deepEqual(await app.deps.store.bankPostings.counts(), before);
+    });
+  }
+
+  await t.test(
+    'accepts times at the edges of the window, each on a business day reports can find',
+    async () => {
+      const edges = ['2026-10-22T00:00:00Z', '2026-11-21T00:10:00Z', '2026-11-21T08:09:59+08:00'];
+      const response = await app.postBatch({ transactions: edges.map((time) => bankRecord({ time })) });
+      assert.equal(response.status, 200, await response.clone().text());
+      const db = new Database(app.deps.store.file, { readonly: true });
+      const days = db.prepare('SELECT business_date AS day FROM bank_postings ORDER BY business_date').all();
+      db.close();
+      assert.deepEqual(
+        days.map((d) => (d as { day: string }).day),
+        ['2026-10-22', '2026-11-21', '2026-11-21'],
+      );
+    },
+  );
 });
