@@ -4,7 +4,12 @@ import type { Deps } from '../../core/deps.ts';
 import { DomainError, type RecordFieldError } from '../../core/errors.ts';
 import { parseJson, readRawBody } from '../../core/http/raw-body.ts';
 import { MAX_PROBLEM_ERRORS } from '../../core/http/problem.ts';
-import type { BankWebhookRequest, BatchFieldError, BatchProblems } from '../../schemas/index.ts';
+import {
+  MAX_OBJECT_KEYS,
+  type BankWebhookRequest,
+  type BatchFieldError,
+  type BatchProblems,
+} from '../../schemas/index.ts';
 import { createPartnerAuthenticator, requirePartner } from '../partner-auth.ts';
 import { ingestBankBatch } from './service.ts';
 
@@ -22,6 +27,12 @@ export function mountBankWebhook(router: Router, deps: Deps): void {
   });
 }
 
+/**
+ * Far beyond any valid batch (4 levels: batch, transactions, record, data; at most 13 keys in one object),
+ * so it refuses only hostile bodies, before they cost a parse.
+ */
+const BATCH_SHAPE = { maxDepth: 8, maxKeys: MAX_OBJECT_KEYS };
+
 /** 415, 413, 400 and 422 in that order; on success ctx.state.batch holds the raw bytes and the batch. */
 function readBatch(deps: Deps) {
   const { maxBodyBytes, maxRecords } = deps.config.webhook;
@@ -38,7 +49,7 @@ function readBatch(deps: Deps) {
       );
     }
     const body = await readRawBody(ctx, maxBodyBytes);
-    const parsed = parseJson(body);
+    const parsed = parseJson(body, BATCH_SHAPE);
     const transactions = (parsed as { transactions?: unknown } | null)?.transactions;
     if (Array.isArray(transactions) && transactions.length > maxRecords) {
       throw new DomainError(

@@ -40,6 +40,17 @@ test('a hostile webhook batch', async (t) => {
       pointer: /^\/transactions\/\d+/,
     },
     {
+      shape: '3.8 MB of 5,000 records with 60 unknown properties each (below the per-object limit)',
+      body: () =>
+        JSON.stringify({
+          transactions: Array.from({ length: 5000 }, (_, i) => ({
+            orderno: `O${i}`,
+            ...unknownKeys(60, 'x_unknown'),
+          })),
+        }),
+      pointer: /^\/transactions\/\d+\/(x_unknown\d+|agency|amount|name|email|time|status|data)$/,
+    },
+    {
       shape: 'one record with 400,000 unknown properties',
       body: () => JSON.stringify({ transactions: [{ ...bankRecord(), ...unknownKeys(400_000) }] }),
       pointer: /^\/transactions\/0/,
