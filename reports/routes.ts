@@ -7,7 +7,7 @@ import { formatSen } from '../core/money.ts';
 import { businessDate, formatKl } from '../core/time.ts';
 import { commit, startedAt, version } from '../core/version.ts';
 import { reportAgency, requireReportAuth } from './auth.ts';
-import { checkDate, one } from './query.ts';
+import { checkDate, one, privateResponse } from './query.ts';
 import type { PaymentRow } from '../core/store/index.ts';
 
 const MAX_ITEMS = 10_000;
@@ -31,7 +31,7 @@ export function mountReports(router: Router, deps: Deps): void {
       query: Object.fromEntries(new URLSearchParams(ctx.querystring)),
     };
   });
-  router.get('/api/report/v1/payment', requireReportAuth(deps), async (ctx) => {
+  router.get('/api/report/v1/payment', privateResponse, requireReportAuth(deps), async (ctx) => {
     const agency = reportAgency(ctx);
     const output = one(ctx, 'output') ?? 'json';
     if (output !== 'json')
@@ -69,7 +69,7 @@ export function mountReports(router: Router, deps: Deps): void {
     };
   });
 
-  router.get('/api/report/v1/fpxrequest', requireReportAuth(deps), async (ctx) => {
+  router.get('/api/report/v1/fpxrequest', privateResponse, requireReportAuth(deps), async (ctx) => {
     const orderNo = one(ctx, 'fpx_seller_order_no');
     const refNo = one(ctx, 'refno');
     if ((orderNo === undefined) === (refNo === undefined)) {
@@ -119,7 +119,7 @@ export function mountReports(router: Router, deps: Deps): void {
   });
 
   // A payer's history is personal data: it needs credentials, and shows only the agencies they cover.
-  router.get('/api/user/v1/transactions', requireReportAuth(deps), async (ctx) => {
+  router.get('/api/user/v1/transactions', privateResponse, requireReportAuth(deps), async (ctx) => {
     const email = one(ctx, 'email');
     if (!email || !/^[^\s@]+@[^\s@]+$/.test(email)) {
       throw new DomainError('bad-request', 'Give the payer email.', [
@@ -134,7 +134,7 @@ export function mountReports(router: Router, deps: Deps): void {
     };
   });
 
-  router.get('/api/report/v1/zakat', requireReportAuth(deps), async (ctx) => {
+  router.get('/api/report/v1/zakat', privateResponse, requireReportAuth(deps), async (ctx) => {
     const agency = reportAgency(ctx);
     const today = businessDate(deps.clock.now());
     const { start, end, items, page } = pageQuery(ctx, { start: today });
