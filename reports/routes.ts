@@ -8,7 +8,7 @@ import { businessDate, formatKl } from '../core/time.ts';
 import { commit, startedAt, version } from '../core/version.ts';
 import { reportAgency, requireReportAuth } from './auth.ts';
 import { checkDate, one, privateResponse } from './query.ts';
-import type { PaymentRow } from '../core/store/index.ts';
+import type { PaymentRow, ZakatReportRow } from '../core/store/index.ts';
 
 const MAX_ITEMS = 10_000;
 
@@ -58,7 +58,7 @@ export function mountReports(router: Router, deps: Deps): void {
       // Every row: streamed in chunks, so a million rows never sit in memory at once.
       const total = await deps.store.payments.count(filter);
       ctx.type = 'application/json';
-      ctx.body = Readable.from(streamEnvelope(deps.store.payments.all(filter), total));
+      ctx.body = Readable.from(streamEnvelope(deps.store.payments.all(filter), paymentRow, total));
       return;
     }
     const { rows, total } = await deps.store.payments.page(filter, items, page * items);
@@ -138,44 +138,50 @@ export function mountReports(router: Router, deps: Deps): void {
     const agency = reportAgency(ctx);
     const today = businessDate(deps.clock.now());
     const { start, end, items, page } = pageQuery(ctx, { start: today });
-    const limit = items === -1 ? -1 : items;
+    const query = { sink: agency, start, end };
+    const toRow = (r: ZakatReportRow) => zakatRow(r, agency);
+    if (items === -1) {
+      // Every row: streamed in chunks, so a million rows never sit in memory at once.
+      const total = await deps.store.reports.zakatCount(query);
+      ctx.type = 'application/json';
+      ctx.body = Readable.from(streamEnvelope(deps.store.reports.zakatRows(query), toRow, total));
+      return;
+    }
     const { rows, total } = await deps.store.reports.zakatPage({
-      sink: agency,
-      start,
-      end,
-      limit,
-      offset: items === -1 ? 0 : page * items,
+      ...query,
+      limit: items,
+      offset: page * items,
     });
     ctx.body = {
       status: 'OK',
-      data: rows.map((r) => ({
-        orderno: r.orderno,
-        created_date: formatKl(new Date(r.timeUtc)),
-        business_date: r.businessDate,
-        status: r.status,
-        amount: formatSen(r.amountSen),
-        name: r.name,
-        email: r.email,
-        zakat_name: r.zakatName,
-        zakat_ic_no: r.icNo,
-        zakat_phone: r.phone,
-        zakat_state: r.state,
-        zakat_type: r.type,
-        zakat_type_raw: r.typeRaw,
-        zakat_year: r.year,
-        zakat_rate: r.rateSen === null ? null : formatSen(r.rateSen),
-        zakat_dependant: r.dependants,
-        exceptions: JSON.parse(r.exceptions) as string[],
-        agency,
-      })),
-      stats: {
-        total_pages: items === -1 ? 1 : Math.ceil(total / items),
-        total_rows: total,
-        page: items === -1 ? 0 : page,
-        items,
-      },
+      data: rows.map(toRow),
+      stats: { total_pages: Math.ceil(total / items), total_rows: total, page, items },
     };
   });
+}
+
+/** A bank posting as the zakat report shows it. */
+function zakatRow(r: ZakatReportRow, agency: string) {
+  return {
+    orderno: r.orderno,
+    created_date: formatKl(new Date(r.timeUtc)),
+    business_date: r.businessDate,
+    status: r.status,
+    amount: formatSen(r.amountSen),
+    name: r.name,
+    email: r.email,
+    zakat_name: r.zakatName,
+    zakat_ic_no: r.icNo,
+    zakat_phone: r.phone,
+    zakat_state: r.state,
+    zakat_type: r.type,
+    zakat_type_raw: r.typeRaw,
+    zakat_year: r.year,
+    zakat_rate: r.rateSen === null ? null : formatSen(r.rateSen),
+    zakat_dependant: r.dependants,
+    exceptions: JSON.parse(r.exceptions) as string[],
+    agency,
+  };
 }
 
 /** start/end (business dates, UTC+8; default today), items (page size, -1 = all) and page (0-based). */
@@ -222,14 +228,18 @@ function paymentRow(p: PaymentRow) {
   };
 }
 
-/** The 2.3 envelope written row by row. */
-async function* streamEnvelope(rows: AsyncIterable<PaymentRow>, total: number): AsyncGenerator<string> {
+/** The 2.3 envelope written row by row: the same bytes as JSON.stringify of the whole, never all of it. */
+async function* streamEnvelope<R>(
+  rows: AsyncIterable<R>,
+  toJson: (row: R) => unknown,
+  total: number,
+): AsyncGenerator<string> {
   yield '{"status":"OK","data":[';
   // Written in pieces of about 500 rows: one stream chunk per row costs more than the JSON itself.
   let piece: string[] = [];
   let first = true;
   for await (const row of rows) {
-    piece.push(JSON.stringify(paymentRow(row)));
+    piece.push(JSON.stringify(toJson(row)));
     if (piece.length === 500) {
       yield `${first ? '' : ','}${piece.join(',')}`;
       first = false;
