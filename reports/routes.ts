@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { setImmediate as turn } from 'node:timers/promises';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Deps } from '../core/deps.ts';
@@ -244,6 +245,9 @@ async function* streamEnvelope<R>(
       yield `${first ? '' : ','}${piece.join(',')}`;
       first = false;
       piece = [];
+      // The store reads synchronously and a loopback socket drains at once, so without a turn of the event
+      // loop here the whole body would be produced in one go, every other request waiting behind it.
+      await turn();
     }
   }
   if (piece.length > 0) yield `${first ? '' : ','}${piece.join(',')}`;
