@@ -212,6 +212,8 @@ async function main(): Promise<void> {
       return { status: response.status, bytes };
     };
 
+    // Warm-up (not measured): the server's first requests compile code paths and fill caches.
+    await scenario('warm-up', origin, pid, 2, 0, () => Promise.resolve({ status: 0, bytes: 0 }));
     const quietRss = rssBytes(pid);
     const results = [
       await scenario('quiet', origin, pid, seconds, 0, () => Promise.resolve({ status: 0, bytes: 0 })),

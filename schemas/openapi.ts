@@ -41,7 +41,7 @@ function paths(settings: OpenApiSettings): Json {
           ),
           '415': problemResponse('Content-Type is not application/json. Nothing stored.'),
           '422': problemResponse(
-            'Some record breaks the schema: every problem with its record index, orderno and JSON pointer. Nothing stored.',
+            'Some record breaks the schema, or a record time is outside the accepted window: the first 100 problems (errors_truncated when there are more), each with its record index, orderno and JSON pointer. Nothing stored.',
           ),
           '500': problemResponse('Unexpected failure; nothing of the batch was stored. Safe to retry.'),
         },

@@ -44,11 +44,6 @@ export function reportsRepository(db: Db) {
       return { rows: page.all(query), total };
     },
 
-    /** How many postings the zakat report of an agency has for business days start..end. */
-    async zakatCount(query: { sink: string; start: string; end: string }): Promise<number> {
-      return count.get(query)?.n ?? 0;
-    },
-
     /**
      * Every row of the zakat report, in report order, fetched 1,000 at a time by keyset: memory stays flat
      * and the connection is never held between chunks (better-sqlite3 cannot run other statements
