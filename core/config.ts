@@ -77,6 +77,10 @@ export interface Config {
     readonly maxRecords: number;
     /** Bank agency code -> route, e.g. BANKLZS -> agency LZS, BANK -> test sink. */
     readonly routes: Readonly<Record<string, BankRoute>>;
+    /** How far before its batch's receipt a record's `time` may be (a resend of old postings). */
+    readonly timePastDays: number;
+    /** How far after its batch's receipt a record's `time` may be (clock skew). */
+    readonly timeFutureMinutes: number;
   };
   readonly checkout: {
     /**
@@ -316,6 +320,16 @@ export const ENV_VARS: readonly EnvVar[] = [
     meaning: 'Most records in one webhook batch; more gets 413',
   },
   {
+    name: 'WEBHOOK_TIME_PAST_DAYS',
+    default: '400',
+    meaning: 'A record `time` more days than this before its batch arrived is refused (422); 1 to 3650',
+  },
+  {
+    name: 'WEBHOOK_TIME_SKEW_MINUTES',
+    default: '10',
+    meaning: 'A record `time` more minutes than this after its batch arrived is refused (422); 0 to 1440',
+  },
+  {
     name: 'CHECKOUT_MAX_AMOUNT',
     default: '30000.00',
     meaning: 'Largest checkout `amount` in ringgit (the FPX B2C limit); larger is refused',
@@ -536,6 +550,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
         int('WEBHOOK_MAX_BODY_BYTES', 5 * 1024 * 1024, 1024, 512 * 1024 * 1024) ?? 5 * 1024 * 1024,
       maxRecords: int('WEBHOOK_MAX_RECORDS', 5000, 1, 1_000_000) ?? 5000,
       routes: parseRoutes(read('BANK_AGENCY_ROUTES') ?? 'BANKLZS=LZS,BANKPPZ=PPZ,BANK=test', problems),
+      // Bounded so every accepted time has a four-digit year, the form reports and workbooks look up.
+      timePastDays: int('WEBHOOK_TIME_PAST_DAYS', 400, 1, 3650) ?? 400,
+      timeFutureMinutes: int('WEBHOOK_TIME_SKEW_MINUTES', 10, 0, 1440) ?? 10,
     },
     checkout: {
       acquirer: acquirerName(read('ACQUIRER'), production, bool('STAGING', false), problems),

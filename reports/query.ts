@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { Context, Next } from 'koa';
 import { DomainError } from '../core/errors.ts';
 import type { FieldError } from '../schemas/index.ts';
 
@@ -11,8 +11,28 @@ export function one(ctx: Context, key: string): string | undefined {
   return value;
 }
 
-/** Adds a field error when `value` (if given) is not a calendar date, YYYY-MM-DD. */
+/** Adds a field error when `value` (if given) is not a calendar date, YYYY-MM-DD, that exists. */
 export function checkDate(key: string, value: string | undefined, errors: FieldError[]): void {
-  if (value !== undefined && (!DATE.test(value) || Number.isNaN(Date.parse(value))))
-    errors.push({ pointer: `/${key}`, message: 'must be a date, YYYY-MM-DD' });
+  if (value !== undefined && !isCalendarDate(value))
+    errors.push({ pointer: `/${key}`, message: 'must be a date that exists, YYYY-MM-DD' });
+}
+
+function isCalendarDate(value: string): boolean {
+  if (!DATE.test(value)) return false;
+  // Date.parse rolls 2026-02-31 over to 2026-03-03 instead of refusing it: the day must come back unchanged.
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+}
+
+/**
+ * Report responses carry personal data (names, e-mails, IC numbers): no cache may keep them and no
+ * browser may sniff them into something else. Set after the route, so it also wins over a route's own.
+ */
+export async function privateResponse(ctx: Context, next: Next): Promise<void> {
+  try {
+    await next();
+  } finally {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+  }
 }

@@ -7,7 +7,7 @@ import { DomainError } from '../core/errors.ts';
 import { formatSen } from '../core/money.ts';
 import type { ReconRunRow } from '../core/store/index.ts';
 import { reportAgency, requireReportAuth } from './auth.ts';
-import { checkDate, one } from './query.ts';
+import { checkDate, one, privateResponse } from './query.ts';
 import type { FieldError, ReconciliationRuns } from '../schemas/index.ts';
 import type { Headline } from './reconciliation/summary.ts';
 
@@ -19,7 +19,7 @@ const MAX_RUNS = 500;
  * workbooks, with the report API's credentials. Another agency's run answers 404, like a missing one.
  */
 export function mountReconciliationReports(router: Router, deps: Deps): void {
-  router.get('/api/report/v1/reconciliation', requireReportAuth(deps), async (ctx) => {
+  router.get('/api/report/v1/reconciliation', privateResponse, requireReportAuth(deps), async (ctx) => {
     const agency = reportAgency(ctx);
     const { start, end, items } = listQuery(ctx);
     const runs = await deps.store.reconRuns.list({
@@ -33,21 +33,26 @@ export function mountReconciliationReports(router: Router, deps: Deps): void {
     ctx.body = body;
   });
 
-  router.get('/api/report/v1/reconciliation/:runId/workbook', requireReportAuth(deps), async (ctx) => {
-    const granted = ctx.state.agencies as string[];
-    const id = /^\d{1,12}$/.test(ctx.params.runId ?? '') ? Number(ctx.params.runId) : undefined;
-    const run = id === undefined ? undefined : await deps.store.reconRuns.get(id);
-    if (!run || !granted.includes(run.sink))
-      throw new DomainError('not-found', 'No such reconciliation run.');
-    const file = path.resolve(deps.config.dataDir, run.file);
-    if (!existsSync(file)) throw new DomainError('not-found', 'The workbook of this run is no longer kept.');
-    ctx.type = XLSX;
-    ctx.set('Content-Disposition', `attachment; filename="${path.basename(file)}"`);
-    ctx.set('Digest', `sha-256=${Buffer.from(run.fileSha256, 'hex').toString('base64')}`);
-    ctx.set('Cache-Control', 'private, max-age=31536000, immutable');
-    ctx.length = run.fileBytes;
-    ctx.body = createReadStream(file);
-  });
+  router.get(
+    '/api/report/v1/reconciliation/:runId/workbook',
+    privateResponse,
+    requireReportAuth(deps),
+    async (ctx) => {
+      const granted = ctx.state.agencies as string[];
+      const id = /^\d{1,12}$/.test(ctx.params.runId ?? '') ? Number(ctx.params.runId) : undefined;
+      const run = id === undefined ? undefined : await deps.store.reconRuns.get(id);
+      if (!run || !granted.includes(run.sink))
+        throw new DomainError('not-found', 'No such reconciliation run.');
+      const file = path.resolve(deps.config.dataDir, run.file);
+      if (!existsSync(file))
+        throw new DomainError('not-found', 'The workbook of this run is no longer kept.');
+      ctx.type = XLSX;
+      ctx.set('Content-Disposition', `attachment; filename="${path.basename(file)}"`);
+      ctx.set('Digest', `sha-256=${Buffer.from(run.fileSha256, 'hex').toString('base64')}`);
+      ctx.length = run.fileBytes;
+      ctx.body = createReadStream(file);
+    },
+  );
 }
 
 async function deliveriesOf(deps: Deps, run: ReconRunRow) {

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { setImmediate as turn } from 'node:timers/promises';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Deps } from '../core/deps.ts';
@@ -7,8 +8,8 @@ import { formatSen } from '../core/money.ts';
 import { businessDate, formatKl } from '../core/time.ts';
 import { commit, startedAt, version } from '../core/version.ts';
 import { reportAgency, requireReportAuth } from './auth.ts';
-import { checkDate, one } from './query.ts';
-import type { PaymentRow } from '../core/store/index.ts';
+import { checkDate, one, privateResponse } from './query.ts';
+import type { PaymentRow, ZakatReportRow } from '../core/store/index.ts';
 
 const MAX_ITEMS = 10_000;
 
@@ -31,7 +32,7 @@ export function mountReports(router: Router, deps: Deps): void {
       query: Object.fromEntries(new URLSearchParams(ctx.querystring)),
     };
   });
-  router.get('/api/report/v1/payment', requireReportAuth(deps), async (ctx) => {
+  router.get('/api/report/v1/payment', privateResponse, requireReportAuth(deps), async (ctx) => {
     const agency = reportAgency(ctx);
     const output = one(ctx, 'output') ?? 'json';
     if (output !== 'json')
@@ -58,7 +59,7 @@ export function mountReports(router: Router, deps: Deps): void {
       // Every row: streamed in chunks, so a million rows never sit in memory at once.
       const total = await deps.store.payments.count(filter);
       ctx.type = 'application/json';
-      ctx.body = Readable.from(streamEnvelope(deps.store.payments.all(filter), total));
+      ctx.body = Readable.from(streamEnvelope(deps.store.payments.all(filter), paymentRow, total));
       return;
     }
     const { rows, total } = await deps.store.payments.page(filter, items, page * items);
@@ -69,7 +70,7 @@ export function mountReports(router: Router, deps: Deps): void {
     };
   });
 
-  router.get('/api/report/v1/fpxrequest', requireReportAuth(deps), async (ctx) => {
+  router.get('/api/report/v1/fpxrequest', privateResponse, requireReportAuth(deps), async (ctx) => {
     const orderNo = one(ctx, 'fpx_seller_order_no');
     const refNo = one(ctx, 'refno');
     if ((orderNo === undefined) === (refNo === undefined)) {
@@ -119,7 +120,7 @@ export function mountReports(router: Router, deps: Deps): void {
   });
 
   // A payer's history is personal data: it needs credentials, and shows only the agencies they cover.
-  router.get('/api/user/v1/transactions', requireReportAuth(deps), async (ctx) => {
+  router.get('/api/user/v1/transactions', privateResponse, requireReportAuth(deps), async (ctx) => {
     const email = one(ctx, 'email');
     if (!email || !/^[^\s@]+@[^\s@]+$/.test(email)) {
       throw new DomainError('bad-request', 'Give the payer email.', [
@@ -134,48 +135,54 @@ export function mountReports(router: Router, deps: Deps): void {
     };
   });
 
-  router.get('/api/report/v1/zakat', requireReportAuth(deps), async (ctx) => {
+  router.get('/api/report/v1/zakat', privateResponse, requireReportAuth(deps), async (ctx) => {
     const agency = reportAgency(ctx);
     const today = businessDate(deps.clock.now());
     const { start, end, items, page } = pageQuery(ctx, { start: today });
-    const limit = items === -1 ? -1 : items;
+    const query = { sink: agency, start, end };
+    const toRow = (r: ZakatReportRow) => zakatRow(r, agency);
+    if (items === -1) {
+      // Every row: streamed in chunks, so a million rows never sit in memory at once. The total is counted
+      // as they go by (a count first would cost a second pass over the day, the event loop held meanwhile).
+      ctx.type = 'application/json';
+      ctx.body = Readable.from(streamEnvelope(deps.store.reports.zakatRows(query), toRow));
+      return;
+    }
     const { rows, total } = await deps.store.reports.zakatPage({
-      sink: agency,
-      start,
-      end,
-      limit,
-      offset: items === -1 ? 0 : page * items,
+      ...query,
+      limit: items,
+      offset: page * items,
     });
     ctx.body = {
       status: 'OK',
-      data: rows.map((r) => ({
-        orderno: r.orderno,
-        created_date: formatKl(new Date(r.timeUtc)),
-        business_date: r.businessDate,
-        status: r.status,
-        amount: formatSen(r.amountSen),
-        name: r.name,
-        email: r.email,
-        zakat_name: r.zakatName,
-        zakat_ic_no: r.icNo,
-        zakat_phone: r.phone,
-        zakat_state: r.state,
-        zakat_type: r.type,
-        zakat_type_raw: r.typeRaw,
-        zakat_year: r.year,
-        zakat_rate: r.rateSen === null ? null : formatSen(r.rateSen),
-        zakat_dependant: r.dependants,
-        exceptions: JSON.parse(r.exceptions) as string[],
-        agency,
-      })),
-      stats: {
-        total_pages: items === -1 ? 1 : Math.ceil(total / items),
-        total_rows: total,
-        page: items === -1 ? 0 : page,
-        items,
-      },
+      data: rows.map(toRow),
+      stats: { total_pages: Math.ceil(total / items), total_rows: total, page, items },
     };
   });
+}
+
+/** A bank posting as the zakat report shows it. */
+function zakatRow(r: ZakatReportRow, agency: string) {
+  return {
+    orderno: r.orderno,
+    created_date: formatKl(new Date(r.timeUtc)),
+    business_date: r.businessDate,
+    status: r.status,
+    amount: formatSen(r.amountSen),
+    name: r.name,
+    email: r.email,
+    zakat_name: r.zakatName,
+    zakat_ic_no: r.icNo,
+    zakat_phone: r.phone,
+    zakat_state: r.state,
+    zakat_type: r.type,
+    zakat_type_raw: r.typeRaw,
+    zakat_year: r.year,
+    zakat_rate: r.rateSen === null ? null : formatSen(r.rateSen),
+    zakat_dependant: r.dependants,
+    exceptions: JSON.parse(r.exceptions) as string[],
+    agency,
+  };
 }
 
 /** start/end (business dates, UTC+8; default today), items (page size, -1 = all) and page (0-based). */
@@ -225,20 +232,32 @@ function paymentRow(p: PaymentRow) {
   };
 }
 
-/** The 2.3 envelope written row by row. */
-async function* streamEnvelope(rows: AsyncIterable<PaymentRow>, total: number): AsyncGenerator<string> {
+/**
+ * The 2.3 envelope written row by row: the same bytes as JSON.stringify of the whole, never all of it.
+ * Without `total`, total_rows is the number of rows written.
+ */
+async function* streamEnvelope<R>(
+  rows: AsyncIterable<R>,
+  toJson: (row: R) => unknown,
+  total?: number,
+): AsyncGenerator<string> {
   yield '{"status":"OK","data":[';
   // Written in pieces of about 500 rows: one stream chunk per row costs more than the JSON itself.
   let piece: string[] = [];
   let first = true;
+  let written = 0;
   for await (const row of rows) {
-    piece.push(JSON.stringify(paymentRow(row)));
+    written += 1;
+    piece.push(JSON.stringify(toJson(row)));
     if (piece.length === 500) {
       yield `${first ? '' : ','}${piece.join(',')}`;
       first = false;
       piece = [];
+      // The store reads synchronously and a loopback socket drains at once, so without a turn of the event
+      // loop here the whole body would be produced in one go, every other request waiting behind it.
+      await turn();
     }
   }
   if (piece.length > 0) yield `${first ? '' : ','}${piece.join(',')}`;
-  yield `],"stats":${JSON.stringify({ total_pages: 1, total_rows: total, page: 0, items: -1 })}}`;
+  yield `],"stats":${JSON.stringify({ total_pages: 1, total_rows: total ?? written, page: 0, items: -1 })}}`;
 }

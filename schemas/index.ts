@@ -3,12 +3,19 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { BankWebhookRequest, CheckoutRequest, QrRequest } from './types.ts';
+import type { CheckoutRequest, QrRequest } from './types.ts';
+import { compileBankBatchValidator, type BatchValidator } from './bank-batch.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 export type * from './types.ts';
+export {
+  MAX_OBJECT_KEYS,
+  type BatchFieldError,
+  type BatchProblems,
+  type BatchValidator,
+} from './bank-batch.ts';
 
 export type JsonSchema = Record<string, unknown> & { $id: string; title: string };
 
@@ -50,20 +57,26 @@ export interface FieldError {
 export type Validator<T> = ((value: unknown) => value is T) & { errors(): FieldError[] };
 
 export interface Validators {
-  bankWebhookRequest: Validator<BankWebhookRequest>;
+  bankWebhookRequest: BatchValidator;
   checkoutRequest: Validator<CheckoutRequest>;
   qrRequest: Validator<QrRequest>;
 }
 
 /** Compiles the validators once, at start-up. */
 export function compileValidators(settings: SchemaSettings): Validators {
-  // The bank webhook's 422 lists every problem of the batch, so that instance collects all errors.
+  // The bank webhook's 422 lists the problems of a batch, so that instance collects all errors; the
+  // fail-fast one decides first, so only a refused batch is explained (and that at a bounded cost).
+  const schemas = configuredSchemas(settings);
   const ajv = createAjv({ allErrors: true });
-  for (const schema of configuredSchemas(settings).values()) ajv.addSchema(schema);
+  const failFast = createAjv({ allErrors: false });
+  for (const schema of schemas.values()) {
+    ajv.addSchema(schema);
+    failFast.addSchema(schema);
+  }
+  const request = schemas.get('bank-webhook-request.json');
+  if (!request) throw new Error('bank-webhook-request.json is missing');
   return {
-    bankWebhookRequest: wrap<BankWebhookRequest>(
-      ajv.getSchema('https://schemas.amil.my/bank-webhook-request.json'),
-    ),
+    bankWebhookRequest: compileBankBatchValidator(failFast, ajv, request, toFieldErrors),
     checkoutRequest: wrap<CheckoutRequest>(ajv.getSchema('https://schemas.amil.my/checkout-request.json')),
     qrRequest: wrap<QrRequest>(ajv.getSchema('https://schemas.amil.my/qr-request.json')),
   };

@@ -56,7 +56,7 @@ function paths(settings: OpenApiSettings): Json {
           ),
           '415': problemResponse('Content-Type is not application/json. Nothing stored.'),
           '422': problemResponse(
-            'Some record breaks the schema: every problem with its record index, orderno and JSON pointer. Nothing stored.',
+            'Some record breaks the schema, or a record time is outside the accepted window: the first 100 problems (errors_truncated when there are more), each with its record index, orderno and JSON pointer. Nothing stored.',
           ),
           '429': tooManyRequests(
             'This client sent too many wrong passwords (PARTNER_AUTH_MAX_FAILURES per PARTNER_AUTH_WINDOW_SECONDS); checked before the password. A password already verified is never refused so.',

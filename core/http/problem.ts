@@ -3,8 +3,11 @@ import { DomainError, ERROR_CATALOGUE, PROBLEM_BASE, type ErrorCode } from '../e
 import type { Problem } from '../../schemas/index.ts';
 import type { Logger } from '../logger.ts';
 
-/** Most field errors one problem lists; a partner fixing a 5,000-record batch gets the first ones. */
-export const MAX_PROBLEM_ERRORS = 500;
+/**
+ * Most field errors one problem lists; a partner fixing a 5,000-record batch gets the first ones. Kept
+ * small because building and sending each costs us, and a hostile batch can hold 400,000 problems.
+ */
+export const MAX_PROBLEM_ERRORS = 100;
 
 /** Status codes koa or the router may raise themselves, mapped onto the catalogue. */
 const STATUS_CODES: Record<number, ErrorCode> = {

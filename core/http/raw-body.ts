@@ -1,6 +1,7 @@
 import getRawBody from 'raw-body';
 import type { Context } from 'koa';
 import { DomainError } from '../errors.ts';
+import { findJsonShapeProblem, type JsonShapeLimits } from './json-shape.ts';
 
 /**
  * Reads the request body as raw bytes (kept verbatim for the archive and its SHA-256), refusing more
@@ -27,13 +28,25 @@ export async function readRawBody(ctx: Context, limit: number): Promise<Buffer> 
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Parses a JSON body, refusing invalid UTF-8 or malformed JSON with 400. */
-export function parseJson(body: Buffer): unknown {
+/**
+ * Parses a JSON body, refusing invalid UTF-8 or malformed JSON with 400. With `shape`, a body nested
+ * deeper or with a larger object than it allows is refused with 422 before it is parsed (so a body that
+ * is both malformed and oversized gets the 422).
+ */
+export function parseJson(body: Buffer, shape?: JsonShapeLimits): unknown {
   let text: string;
   try {
     text = UTF8.decode(body);
   } catch {
     throw new DomainError('malformed-json', 'The body is not valid UTF-8.');
+  }
+  const problem = shape && findJsonShapeProblem(text, shape);
+  if (problem) {
+    throw new DomainError(
+      'validation-failed',
+      'The body is larger in shape than the schema could accept; nothing was stored. See errors[].',
+      [problem],
+    );
   }
   try {
     return JSON.parse(text) as unknown;

@@ -3,7 +3,13 @@ import type { Context, Next } from 'koa';
 import type { Deps } from '../../core/deps.ts';
 import { DomainError, ERROR_CATALOGUE, type RecordFieldError } from '../../core/errors.ts';
 import { parseJson, readRawBody } from '../../core/http/raw-body.ts';
-import type { BankWebhookRequest } from '../../schemas/index.ts';
+import { MAX_PROBLEM_ERRORS } from '../../core/http/problem.ts';
+import {
+  MAX_OBJECT_KEYS,
+  type BankWebhookRequest,
+  type BatchFieldError,
+  type BatchProblems,
+} from '../../schemas/index.ts';
 import { createPartnerAuthenticator, requirePartner } from '../partner-auth.ts';
 import { ingestBankBatch } from './service.ts';
 
@@ -40,6 +46,12 @@ function countBatch(deps: Deps) {
   };
 }
 
+/**
+ * Far beyond any valid batch (4 levels: batch, transactions, record, data; at most 13 keys in one object),
+ * so it refuses only hostile bodies, before they cost a parse.
+ */
+const BATCH_SHAPE = { maxDepth: 8, maxKeys: MAX_OBJECT_KEYS };
+
 /** 415, 413, 400 and 422 in that order; on success ctx.state.batch holds the raw bytes and the batch. */
 function readBatch(deps: Deps) {
   const { maxBodyBytes, maxRecords } = deps.config.webhook;
@@ -56,7 +68,7 @@ function readBatch(deps: Deps) {
       );
     }
     const body = await readRawBody(ctx, maxBodyBytes);
-    const parsed = parseJson(body);
+    const parsed = parseJson(body, BATCH_SHAPE);
     const transactions = (parsed as { transactions?: unknown } | null)?.transactions;
     if (Array.isArray(transactions) && transactions.length > maxRecords) {
       throw new DomainError(
@@ -65,25 +77,29 @@ function readBatch(deps: Deps) {
       );
     }
     if (!validate(parsed)) {
-      const errors = validate.errors().map((e) => locateRecord(e, transactions));
-      throw new DomainError('validation-failed', describeInvalid(errors), errors);
+      // One more than the problem lists, so the problem says it was cut (errors_truncated).
+      const problems = validate.explain(parsed, MAX_PROBLEM_ERRORS + 1);
+      const errors = problems.errors.map((e) => withOrderno(e, transactions));
+      throw new DomainError('validation-failed', describeInvalid(problems), errors);
     }
     ctx.state.batch = { body, request: parsed };
     await next();
   };
 }
 
-/** Adds the record index and orderno to an error under /transactions/N. */
-function locateRecord(error: { pointer: string; message: string }, transactions: unknown): RecordFieldError {
-  const match = /^\/transactions\/(\d+)(?:\/|$)/.exec(error.pointer);
-  if (!match || !Array.isArray(transactions)) return error;
-  const index = Number(match[1]);
-  const orderno = (transactions[index] as { orderno?: unknown } | null)?.orderno;
-  return { index, ...(typeof orderno === 'string' && { orderno }), ...error };
+/** Adds the orderno of the record an error is about, when it has one. */
+function withOrderno(error: BatchFieldError, transactions: unknown): RecordFieldError {
+  if (error.index === undefined || !Array.isArray(transactions)) return error;
+  const orderno = (transactions[error.index] as { orderno?: unknown } | null)?.orderno;
+  const { index, ...rest } = error;
+  return { index, ...(typeof orderno === 'string' && { orderno }), ...rest };
 }
 
-function describeInvalid(errors: readonly RecordFieldError[]): string {
-  const records = new Set(errors.flatMap((e) => (e.index === undefined ? [] : [e.index]))).size;
+function describeInvalid(problems: BatchProblems): string {
+  const records = problems.invalidRecords;
   const what = records > 0 ? `${records} record(s) break the schema` : 'The batch breaks the schema';
-  return `${what}; nothing of the batch was stored. See errors[] for each problem and its JSON pointer.`;
+  const listed = problems.truncated
+    ? `errors[] lists the first ${MAX_PROBLEM_ERRORS} problems, each with its JSON pointer`
+    : 'See errors[] for each problem and its JSON pointer';
+  return `${what}; nothing of the batch was stored. ${listed}.`;
 }

@@ -1,0 +1,60 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { runReconciliation } from '../../pipeline/recon/run-day.ts';
+import { problemOf, reportToken } from '../helpers.ts';
+import { AS_OF, DAY, generateDay } from '../support/recon-day.ts';
+import { drainPipeline, loadDay } from '../support/recon-load.ts';
+
+const DATED_ROUTES = ['/api/report/v1/payment', '/api/report/v1/zakat', '/api/report/v1/reconciliation'];
+
+test('report responses: impossible dates refused, personal data never cached or sniffed', async (t) => {
+  const app = await loadDay(t, generateDay(20));
+  await drainPipeline(app);
+  const run = await runReconciliation(app.deps, { sink: 'LZS', day: DAY, trigger: 'manual', asOf: AS_OF });
+  const auth = { authorization: `Bearer ${await reportToken(app, ['LZS'], AS_OF)}` };
+  const get = (pathAndQuery: string) => fetch(`${app.url}${pathAndQuery}`, { headers: auth });
+
+  for (const route of DATED_ROUTES) {
+    for (const [key, value] of [
+      ['start', '2026-02-31'],
+      ['end', '2026-13-01'],
+      ['start', '2026-04-31'],
+      ['end', '2025-02-29'],
+    ] as const) {
+      await t.test(`${route} refuses ${key}=${value} with 400 naming /${key}`, async () => {
+        const query = key === 'start' ? `start=${value}&end=2026-12-31` : `start=2025-01-01&end=${value}`;
+        const response = await get(`${route}?${query}`);
+        assert.equal(response.status, 400);
+        const problem = await problemOf(response);
+        assert.ok(
+          problem.errors?.some((e) => e.pointer === `/${key}`),
+          JSON.stringify(problem.errors),
+        );
+      });
+    }
+    await t.test(`${route} accepts a leap day that exists (2024-02-29)`, async () => {
+      const response = await get(`${route}?start=2024-02-29&end=${DAY}`);
+      assert.equal(response.status, 200, await response.clone().text());
+    });
+  }
+
+  const PERSONAL = [
+    `/api/report/v1/payment?start=${DAY}&end=${DAY}`,
+    `/api/report/v1/payment?start=${DAY}&end=${DAY}&items=-1`,
+    `/api/report/v1/fpxrequest?fpx_seller_order_no=none`,
+    `/api/user/v1/transactions?email=aisyah@example.my`,
+    `/api/report/v1/zakat?start=${DAY}&end=${DAY}`,
+    `/api/report/v1/zakat?start=${DAY}&end=${DAY}&items=-1`,
+    `/api/report/v1/reconciliation?start=${DAY}&end=${DAY}`,
+    `/api/report/v1/reconciliation/${run.run.id}/workbook`,
+  ];
+  for (const pathAndQuery of PERSONAL) {
+    await t.test(`${pathAndQuery} is sent with Cache-Control: no-store and nosniff`, async () => {
+      const response = await get(pathAndQuery);
+      await response.arrayBuffer();
+      assert.ok(response.status === 200 || response.status === 404, String(response.status));
+      assert.equal(response.headers.get('cache-control'), 'no-store');
+      assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
+    });
+  }
+});
