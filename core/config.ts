@@ -321,7 +321,7 @@ export const ENV_VARS: readonly EnvVar[] = [
   },
   {
     name: 'WEBHOOK_TIME_PAST_DAYS',
-    default: '400',
+    default: '400 (3650 when NODE_ENV=test)',
     meaning: 'A record `time` more days than this before its batch arrived is refused (422); 1 to 3650',
   },
   {
@@ -551,7 +551,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxRecords: int('WEBHOOK_MAX_RECORDS', 5000, 1, 1_000_000) ?? 5000,
       routes: parseRoutes(read('BANK_AGENCY_ROUTES') ?? 'BANKLZS=LZS,BANKPPZ=PPZ,BANK=test', problems),
       // Bounded so every accepted time has a four-digit year, the form reports and workbooks look up.
-      timePastDays: int('WEBHOOK_TIME_PAST_DAYS', 400, 1, 3650) ?? 400,
+      // Tests post fixed dates (the fixture day, 2026-11-20) with the real clock: a window of ten years
+      // keeps them valid for years; the tests of the window set it explicitly.
+      timePastDays: int('WEBHOOK_TIME_PAST_DAYS', testing ? 3650 : 400, 1, 3650) ?? 400,
       timeFutureMinutes: int('WEBHOOK_TIME_SKEW_MINUTES', 10, 0, 1440) ?? 10,
     },
     checkout: {
