@@ -64,8 +64,9 @@ async function postDay(app: TestApp): Promise<BankWebhookResponse[]> {
 
 for (const [kind, backend] of Object.entries(BACKENDS)) {
   test(`[${kind}] the fixture day flows to per-agency ledgers, BANK tests to the test sink`, async (t) => {
-    // Posted on the day itself, as the bank would.
-    const { app, runtime } = await backend(t, fixedClock('2026-11-20T21:00:00+08:00'));
+    // Posted on the day itself, as the bank would: after its last record (23:59:30), as the record-time
+    // window requires (a time ahead of its receipt is refused).
+    const { app, runtime } = await backend(t, fixedClock('2026-11-20T23:59:50+08:00'));
     await postDay(app);
     await runtime.drain();
     const { pipeline } = app.deps.store;
