@@ -28,6 +28,28 @@ function redisUrlOf(deps: Deps): string {
  * Queues for adding jobs. Their connection fails fast while Redis is down (no offline queue), so the relay
  * notices at once and leaves the rows in the outbox.
  */
+/** BullMQ's job counts of each queue (prioritized jobs count as waiting). */
+export function readQueueCounts(
+  queues: { get(name: string): Queue },
+  names: readonly string[],
+): Promise<QueueCounts[]> {
+  return Promise.all(
+    names.map(async (queue) => {
+      const c = await queues
+        .get(queue)
+        .getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized');
+      return {
+        queue,
+        waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
+        active: c.active ?? 0,
+        delayed: c.delayed ?? 0,
+        failed: c.failed ?? 0,
+        completed: c.completed ?? 0,
+      };
+    }),
+  );
+}
+
 export function openQueues(deps: Deps): { get(name: string): Queue; close(): Promise<void> } {
   const connection = new Redis(redisUrlOf(deps), { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   connection.on('error', () => undefined); // reported by the failing calls themselves
@@ -193,23 +215,7 @@ export function createBullRuntime(
     : undefined;
   const names = pipelineQueueNames(deps.config);
 
-  async function counts(): Promise<QueueCounts[]> {
-    return Promise.all(
-      names.map(async (queue) => {
-        const c = await relay.queues
-          .get(queue)
-          .getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized');
-        return {
-          queue,
-          waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
-          active: c.active ?? 0,
-          delayed: c.delayed ?? 0,
-          failed: c.failed ?? 0,
-          completed: c.completed ?? 0,
-        };
-      }),
-    );
-  }
+  const counts = () => readQueueCounts(relay.queues, names);
 
   return {
     kind: 'bullmq',

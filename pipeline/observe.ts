@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Deps } from '../core/deps.ts';
-import { openQueues } from './bullmq.ts';
+import { openQueues, readQueueCounts } from './bullmq.ts';
 import { pipelineQueueNames } from './queues.ts';
 
 /** How long readiness waits for Redis before calling it down. */
@@ -37,22 +37,7 @@ export function observePipeline(deps: Deps): { close(): Promise<void> } {
   });
   const queues = openQueues(deps);
   const names = pipelineQueueNames(deps.config);
-  deps.metrics.setQueueCounts(() =>
-    Promise.all(
-      names.map(async (queue) => {
-        const c = await queues
-          .get(queue)
-          .getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed');
-        return {
-          queue,
-          waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
-          active: c.active ?? 0,
-          delayed: c.delayed ?? 0,
-          failed: c.failed ?? 0,
-        };
-      }),
-    ),
-  );
+  deps.metrics.setQueueCounts(() => readQueueCounts(queues, names));
   return {
     async close() {
       await queues.close();
