@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import path from 'node:path';
 import { verifyCallback } from '../../core/signatures.ts';
 import { createInProcessRelay } from '../../pipeline/relay.ts';
 import { orderAt, problemOf, startApp, type TestApp } from '../helpers.ts';
@@ -250,7 +252,7 @@ test('the demo shop builds its returnUrl from PUBLIC_BASE_URL, never from a forg
   assert.ok(!page.includes('attacker.example'), 'the Host header appears nowhere on the page');
 });
 
-test('embedded mode: the demo shop posts a valid signed order, and the demo receiver verifies the direct callback and its amount', async (t) => {
+test("embedded mode: the demo shop posts a valid signed order, and the demo receiver verifies the direct callback and its amount; the payer's receipt is in data/mail", async (t) => {
   const app = await startApp(t);
   const shop = await (await fetch(`${app.url}/demo/shop`)).text();
   const fields = Object.fromEntries(
@@ -268,4 +270,11 @@ test('embedded mode: the demo shop posts a valid signed order, and the demo rece
   assert.match(received, /direct \(signed\): signature verified/);
   // The demo merchant checks what a careful merchant checks: the callback's amount against its order.
   assert.match(received, /amount 10\.00 \(add charge 1\.00\): matches the order/);
+  // And the payer's receipt is in data/mail, as the README's quick start shows.
+  const mails = readdirSync(path.join(app.dataDir, 'mail'));
+  assert.equal(mails.length, 1);
+  assert.match(
+    mails[0] ?? '',
+    /^.*-SANDBOX-Resit-pembayaran-Payment-receipt-Lembaga-Zakat-Selangor-DEMO-.*\.eml$/,
+  );
 });
