@@ -1,9 +1,12 @@
 import type { Db } from './db.ts';
 import { outboxWriter } from './outbox.ts';
 
-/** The queue that e-mails payers their receipts; its job id is the order's, so an order has one. */
+/**
+ * The queue that e-mails payers their receipts; its job id is the order's, so an order has one (BullMQ
+ * refuses a custom id with one `:`, hence the dot).
+ */
 export const RECEIPT_QUEUE = 'receipts';
-export const receiptJobId = (orderNo: string): string => `receipt:${orderNo}`;
+export const receiptJobId = (orderNo: string): string => `receipt.${orderNo}`;
 
 export interface ReceiptRow {
   id: number;

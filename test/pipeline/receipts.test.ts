@@ -5,9 +5,11 @@ import path from 'node:path';
 import { simpleParser } from 'mailparser';
 import { settleOrder } from '../../core/payments/settle.ts';
 import { receiptJob } from '../../pipeline/jobs/receipt.ts';
+import { createBullRuntime } from '../../pipeline/bullmq.ts';
 import { createInProcessRelay } from '../../pipeline/relay.ts';
-import { startApp, type TestApp } from '../helpers.ts';
+import { onCleanup, startApp, type TestApp } from '../helpers.ts';
 import { postOrder, startMerchant } from '../support/merchant.ts';
+import { startRedis } from '../support/redis.ts';
 import { startSmtp } from '../support/smtp.ts';
 
 /** A 10.00 order of LZS (FPX add charge 1.00) paid by FPX at a sandbox bank that decides at once. */
@@ -164,7 +166,7 @@ test('a mailbox the server refuses for good (550) is recorded as refused and not
   const failed = await app.deps.store.outbox.failed();
   assert.deepEqual(
     failed.map((f) => f.jobId),
-    [`receipt:${order.orderNo}`],
+    [`receipt.${order.orderNo}`],
     'shown failed for ops, not retried',
   );
 });
@@ -184,7 +186,7 @@ test('the same settlement twice, and the job run again, send one receipt', async
   await drain(app);
   // A job run twice (a redelivered queue job) finds the receipt sent.
   await receiptJob.process({ orderNo: order.orderNo }, app.deps);
-  await app.deps.store.outbox.enqueue('receipts', 'receipt:again', { orderNo: order.orderNo }, new Date());
+  await app.deps.store.outbox.enqueue('receipts', 'receipt.again', { orderNo: order.orderNo }, new Date());
   await drain(app);
   assert.equal(smtp.received.length, 1);
   assert.equal((await app.deps.store.receipts.of(order.orderNo))?.attempts.length, 1);
@@ -229,4 +231,24 @@ test('two workers running one receipt job at once send it once', async (t) => {
   await drain(app);
   assert.equal(smtp.received.length, 1);
   assert.equal((await app.deps.store.receipts.of(order.orderNo))?.attempts.length, 1);
+});
+
+test('with REDIS_URL the receipt goes through BullMQ the same way: retried after a 451, sent once', async (t) => {
+  const smtp = await startSmtp(t, (nth) => (nth === 0 ? 451 : 250));
+  const redis = await startRedis(t);
+  const app = await startApp(t, { SMTP_URL: smtp.url, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix });
+  const runtime = createBullRuntime(app.deps, {
+    pollMs: 20,
+    jobOptions: { attempts: 3, backoff: { type: 'fixed', delay: 5 }, removeOnFail: false },
+    withWorkers: true,
+  });
+  runtime.start();
+  onCleanup(t, () => runtime.stop());
+  const order = await payAt(t, app, 'SBX00');
+  await runtime.drain();
+  assert.equal(smtp.received.length, 1);
+  assert.deepEqual(
+    (await app.deps.store.receipts.of(order.orderNo))?.attempts.map((a) => a.outcome),
+    ['failed', 'sent'],
+  );
 });
