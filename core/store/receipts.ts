@@ -50,6 +50,9 @@ export function receiptsRepository(db: Db) {
   const byOrder = db.prepare<[string], ReceiptRow>(
     `SELECT ${RECEIPT_COLUMNS} FROM receipts WHERE order_no = ?`,
   );
+  const leasedByOrder = db.prepare<[string], ReceiptRow & { leaseUntil: string | null }>(
+    `SELECT ${RECEIPT_COLUMNS}, lease_until AS leaseUntil FROM receipts WHERE order_no = ?`,
+  );
   const setLease = db.prepare<[string | null, number]>('UPDATE receipts SET lease_until = ? WHERE id = ?');
   const attemptsOf = db.prepare<[number], ReceiptAttempt>(
     `SELECT attempt, at, outcome, message_id AS messageId, detail FROM receipt_attempts WHERE receipt_id = ?
@@ -79,11 +82,7 @@ export function receiptsRepository(db: Db) {
     ): Promise<{ claimed: ReceiptRow; attempt: number } | { refused: 'done' | 'busy' }> {
       return db
         .transaction(() => {
-          const row = db
-            .prepare<[string], ReceiptRow & { leaseUntil: string | null }>(
-              `SELECT ${RECEIPT_COLUMNS}, lease_until AS leaseUntil FROM receipts WHERE order_no = ?`,
-            )
-            .get(orderNo);
+          const row = leasedByOrder.get(orderNo);
           if (!row || row.state === 'sent') return { refused: 'done' as const };
           if (row.leaseUntil !== null && row.leaseUntil > now) return { refused: 'busy' as const };
           setLease.run(leaseUntil, row.id);
