@@ -37,7 +37,7 @@ export interface Config {
     /** First retry delay; doubled per attempt up to `retryMaxMs`, with jitter. */
     readonly retryBaseMs: number;
     readonly retryMaxMs: number;
-    /** Per job (normalise, ledger, callback, recon-nightly, recon-email): how long a job keeps retrying. */
+    /** Per job (normalise, ledger, callback, recon-nightly, recon-email, receipt): how long a job keeps retrying. */
     readonly retryHorizonMs: Readonly<Record<PipelineJobName, number>>;
     /** How often a worker compares the outbox with Redis and re-asserts the nightly scheduler. */
     readonly reconcileMs: number;
@@ -124,6 +124,8 @@ export interface Config {
     /** SMTP server (smtp:// or smtps://); undefined writes each e-mail as an .eml file under `dir`. */
     readonly smtpUrl: string | undefined;
     readonly from: string;
+    /** Sender of payers' receipts (default `from`). */
+    readonly receiptFrom: string;
     readonly dir: string;
   };
 }
@@ -138,6 +140,7 @@ export const PIPELINE_JOB_NAMES = [
   'callback',
   'recon-nightly',
   'recon-email',
+  'receipt',
 ] as const;
 export type PipelineJobName = (typeof PIPELINE_JOB_NAMES)[number];
 
@@ -209,9 +212,9 @@ export const ENV_VARS: readonly EnvVar[] = [
   },
   {
     name: 'PIPELINE_RETRY_HORIZONS',
-    default: 'recon-nightly=86400000,recon-email=86400000',
+    default: 'recon-nightly=86400000,recon-email=86400000,receipt=86400000',
     meaning:
-      'Per-job horizons in ms overriding PIPELINE_RETRY_HORIZON_MS (`job=ms`, comma-separated; jobs: normalise, ledger, callback, recon-nightly, recon-email)',
+      'Per-job horizons in ms overriding PIPELINE_RETRY_HORIZON_MS (`job=ms`, comma-separated; jobs: normalise, ledger, callback, recon-nightly, recon-email, receipt)',
   },
   {
     name: 'PIPELINE_RECONCILE_MS',
@@ -404,12 +407,17 @@ export const ENV_VARS: readonly EnvVar[] = [
     name: 'SMTP_URL',
     default: '(unset: .eml files)',
     meaning:
-      'SMTP server for the nightly e-mails, e.g. `smtp://user:pass@mail.example:587`; unset writes each e-mail to `DATA_DIR/mail/*.eml`',
+      "SMTP server for the nightly e-mails and payers' receipts, e.g. `smtp://user:pass@mail.example:587`; unset writes each e-mail to `DATA_DIR/mail/*.eml`",
   },
   {
     name: 'MAIL_FROM',
     default: 'amil <reconciliation@amil.invalid>',
     meaning: 'Sender of the nightly e-mails',
+  },
+  {
+    name: 'RECEIPT_MAIL_FROM',
+    default: 'MAIL_FROM',
+    meaning: "Sender of payers' receipts (`Name <address>`), e.g. the agency's own `resit@...` address",
   },
   {
     name: 'BANK_AGENCY_ROUTES',
@@ -507,7 +515,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       retryMaxMs: int('PIPELINE_RETRY_MAX_MS', 300_000, 1, 86_400_000) ?? 300_000,
       retryHorizonMs: retryHorizons(
         int('PIPELINE_RETRY_HORIZON_MS', 21_600_000, 0, 30 * 86_400_000) ?? 21_600_000,
-        read('PIPELINE_RETRY_HORIZONS') ?? 'recon-nightly=86400000,recon-email=86400000',
+        read('PIPELINE_RETRY_HORIZONS') ?? 'recon-nightly=86400000,recon-email=86400000,receipt=86400000',
         problems,
       ),
       reconcileMs: int('PIPELINE_RECONCILE_MS', 60_000, 50, 86_400_000) ?? 60_000,
@@ -583,6 +591,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     mail: {
       smtpUrl: smtpUrl(read('SMTP_URL'), problems),
       from: read('MAIL_FROM') ?? 'amil <reconciliation@amil.invalid>',
+      receiptFrom: sender(
+        'RECEIPT_MAIL_FROM',
+        read('RECEIPT_MAIL_FROM') ?? read('MAIL_FROM') ?? 'amil <reconciliation@amil.invalid>',
+        problems,
+      ),
       dir: path.join(dataDir, 'mail'),
     },
     ...overrides,
@@ -789,6 +802,13 @@ function emailList(name: string, raw: string | undefined, problems: string[]): s
   for (const address of list)
     if (!EMAIL.test(address)) problems.push(`${name}: "${address}" is not an e-mail address`);
   return list;
+}
+
+/** A sender: an address, alone or as `Name <address>`. */
+function sender(name: string, raw: string, problems: string[]): string {
+  const address = /<([^<>]*)>\s*$/.exec(raw)?.[1] ?? raw.trim();
+  if (!EMAIL.test(address)) problems.push(`${name} must be an address or Name <address> (got "${raw}")`);
+  return raw;
 }
 
 function smtpUrl(raw: string | undefined, problems: string[]): string | undefined {

@@ -1,9 +1,9 @@
 import type { Config } from '../core/config.ts';
-import { CALLBACK_QUEUE, NORMALISE_QUEUE, TEST_SINK } from '../core/store/index.ts';
+import { CALLBACK_QUEUE, NORMALISE_QUEUE, RECEIPT_QUEUE, TEST_SINK } from '../core/store/index.ts';
 import { ledgerQueue } from './jobs/ledger.ts';
 import { RECON_EMAIL_QUEUE, RECON_NIGHTLY_QUEUE } from './jobs/recon.ts';
 
-/** Every queue of the pipeline under this configuration: normalise, one ledger queue per sink, callbacks, reconciliation. */
+/** Every queue of the pipeline under this configuration: normalise, one ledger queue per sink, callbacks, reconciliation, receipts. */
 export function pipelineQueueNames(config: Config): string[] {
   const sinks = new Set<string>();
   for (const route of Object.values(config.webhook.routes))
@@ -14,5 +14,6 @@ export function pipelineQueueNames(config: Config): string[] {
     CALLBACK_QUEUE,
     RECON_NIGHTLY_QUEUE,
     RECON_EMAIL_QUEUE,
+    RECEIPT_QUEUE,
   ];
 }

@@ -13,7 +13,13 @@ export interface MailMessage {
   to: readonly string[];
   subject: string;
   text: string;
-  attachments: readonly MailAttachment[];
+  /** An HTML alternative of `text` (multipart/alternative), already escaped. */
+  html?: string;
+  /** Overrides the mailer's sender (receipts come from their own address). */
+  from?: string;
+  /** A fixed Message-ID (`<id@domain>`), so a message sent again is recognisably the same one. */
+  messageId?: string;
+  attachments?: readonly MailAttachment[];
 }
 
 export interface Mailer {
@@ -29,10 +35,10 @@ export interface Mailer {
  */
 export function createMailer(options: { smtpUrl: string | undefined; from: string; dir: string }): Mailer {
   const mailOf = (message: MailMessage) => ({
-    from: options.from,
     ...message,
+    from: message.from ?? options.from,
     to: [...message.to],
-    attachments: [...message.attachments],
+    attachments: [...(message.attachments ?? [])],
   });
   if (options.smtpUrl) {
     const transport = nodemailer.createTransport(options.smtpUrl);

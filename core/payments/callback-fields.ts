@@ -27,16 +27,16 @@ export function fpxDetail(order: OrderRow, sandbox: boolean): string {
 }
 
 /**
- * Every field of 2.4 but the signature, for the direct callback. `amount` is gross (amount + addCharge)
- * here too, so the two callbacks of one payment never disagree (docs/checkout.md); the net amount is
- * `fpx_order_amount` in the fpx detail.
+ * Every field of 2.4 but the signature, for the direct callback. `amount` is the order's amount (net), as
+ * the merchant made it, with `addCharge` beside it: a merchant checks the callback against its order
+ * (decision 27). The gross is `fpx_txn_amount` in the fpx detail.
  */
 export function directCallbackFields(order: OrderRow, sandbox: boolean): Record<string, string> {
   return {
     status: order.status,
     orderNo: order.orderNo,
     refNo: order.refNo,
-    amount: formatSen(order.amountSen + order.addChargeSen),
+    amount: formatSen(order.amountSen),
     addCharge: formatSen(order.addChargeSen),
     fpxTxnId: order.fpxTxnId ?? '',
     fpxTxnTime: order.fpxTxnTime ?? '',
@@ -48,7 +48,8 @@ export function directCallbackFields(order: OrderRow, sandbox: boolean): Record<
 
 /**
  * The indirect callback the payer's browser posts (section 6): unsigned, only for success or failed,
- * `extraData` left out when empty. Undefined while the payment is pending (the payer sees a pending page).
+ * `extraData` left out when empty, and `amount` gross (amount + addCharge), as spec 2.4 says of it.
+ * Undefined while the payment is pending (the payer sees a pending page).
  */
 export function indirectCallbackFields(
   order: OrderRow,
@@ -56,6 +57,7 @@ export function indirectCallbackFields(
 ): Record<string, string> | undefined {
   if (order.status === 'pending') return undefined;
   const fields = directCallbackFields(order, sandbox);
+  fields.amount = formatSen(order.amountSen + order.addChargeSen);
   if (fields.extraData === '') delete fields.extraData;
   return fields;
 }

@@ -2,12 +2,13 @@ import type { AcquirerStatus } from '../acquirer/types.ts';
 import type { Deps } from '../deps.ts';
 import type { OrderRow, SettleOutcome } from '../store/index.ts';
 import { directCallbackFields } from './callback-fields.ts';
+import { receiptRecipient } from './receipt.ts';
 import { statusOfCode } from './status.ts';
 
 /**
- * Applies what the acquirer says of an order's payment: its status by the rule of 2.4, an event, and the
- * direct callback to the order's returnUrl, all in one transaction (the callback is delivered by the
- * pipeline). No answer yet changes nothing; a result contradicting a final status becomes an anomaly.
+ * Applies what the acquirer says of an order's payment: its status by the rule of 2.4, an event, the
+ * direct callback to the order's returnUrl and, for a success, the payer's receipt, all in one transaction
+ * (the pipeline delivers both). No answer yet changes nothing; a result contradicting a final status becomes an anomaly.
  */
 export async function settleOrder(
   deps: Pick<Deps, 'store' | 'clock' | 'logger' | 'acquirer'>,
@@ -30,6 +31,7 @@ export async function settleOrder(
       settled.returnUrl
         ? { url: settled.returnUrl, fields: directCallbackFields(settled, deps.acquirer?.sandbox === true) }
         : undefined,
+    receiptRecipient,
   );
   if (result.outcome === 'contradiction') {
     deps.logger.warn(

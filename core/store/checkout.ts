@@ -1,5 +1,6 @@
 import type { Db } from './db.ts';
 import { outboxWriter } from './outbox.ts';
+import { receiptQueuer } from './receipts.ts';
 import type { PaymentRow } from './payments.ts';
 
 export const CALLBACK_QUEUE = 'callbacks';
@@ -99,6 +100,7 @@ export const callbackJobId = (callbackId: number, attempt: number, suffix = ''):
 /** Checkout orders, their settlement by the acquirer's result, and the merchant callbacks that follow. */
 export function checkoutRepository(db: Db) {
   const writeOutbox = outboxWriter(db);
+  const queueReceipt = receiptQueuer(db);
   const orderBy = db.prepare<[string], OrderRow>(`SELECT ${ORDER_COLUMNS} FROM payments WHERE order_no = ?`);
   // The merchant's order of a refNo (pay-link payments share their link's refNo and are not it).
   const orderByRef = db.prepare<[string, string], OrderRow>(
@@ -261,15 +263,17 @@ export function checkoutRepository(db: Db) {
     },
 
     /**
-     * Applies an acquirer result in one transaction with its event and callback. Only pending moves:
-     * to success or failed, or (the first time the acquirer answers pending) pending with its code.
-     * A result contradicting a final status is recorded as an anomaly and not applied.
+     * Applies an acquirer result in one transaction with its event, callback and the payer's receipt (to
+     * the address `receipt` gives, if any). Only pending moves: to success or failed, or (the first time the
+     * acquirer answers pending) pending with its code. A result contradicting a final status is recorded
+     * as an anomaly and not applied.
      */
     async settle(
       orderNo: string,
       result: PaymentResult,
       at: string,
       callback: (order: OrderRow) => CallbackDraft | undefined,
+      receipt: (order: OrderRow) => string | undefined = () => undefined,
     ): Promise<{ outcome: SettleOutcome; order: OrderRow }> {
       return db
         .transaction(() => {
@@ -289,6 +293,8 @@ export function checkoutRepository(db: Db) {
           const order = orderBy.get(orderNo) as OrderRow;
           const draft = callback(order);
           if (draft) queueCallback(orderNo, result.status, draft, at);
+          const recipient = receipt(order);
+          if (recipient) queueReceipt(orderNo, recipient, at);
           return { outcome: 'applied' as const, order };
         })
         .immediate();

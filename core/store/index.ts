@@ -14,6 +14,7 @@ import { reconRunsRepository } from './recon-runs.ts';
 import { reconArchiveRepository } from './recon-archive.ts';
 import { qrCodesRepository } from './qr-codes.ts';
 import { opsRepository } from './ops.ts';
+import { receiptsRepository } from './receipts.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
 export { NORMALISE_QUEUE } from './bank-postings.ts';
@@ -39,6 +40,8 @@ export { CALLBACK_QUEUE, callbackJobId } from './checkout.ts';
 export type { SandboxPayment } from './sandbox.ts';
 export type { ReconRunRow, ReconDelivery, ReconTrigger, NewReconRun } from './recon-runs.ts';
 export { RECON_EMAIL_QUEUE, reconEmailJobId } from './recon-runs.ts';
+export type { ReceiptRow, ReceiptAttempt } from './receipts.ts';
+export { RECEIPT_QUEUE, receiptJobId } from './receipts.ts';
 export type { ArchivedBatch, ArchivedPayment } from './recon-archive.ts';
 export type {
   ReconItem,
@@ -75,6 +78,7 @@ export interface Store {
   readonly reconRuns: ReturnType<typeof reconRunsRepository>;
   readonly reconArchive: ReturnType<typeof reconArchiveRepository>;
   readonly qrCodes: ReturnType<typeof qrCodesRepository>;
+  readonly receipts: ReturnType<typeof receiptsRepository>;
   /** The readiness write and the counts metrics read. */
   readonly ops: ReturnType<typeof opsRepository>;
   /** Cheap liveness probe for /health. */
@@ -101,6 +105,7 @@ export function openStore(file: string): Store {
     reconRuns: reconRunsRepository(db, file),
     reconArchive: reconArchiveRepository(db),
     qrCodes: qrCodesRepository(db),
+    receipts: receiptsRepository(db),
     ops: opsRepository(db),
     async ping() {
       db.prepare('SELECT 1').get();

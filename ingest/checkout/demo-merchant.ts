@@ -1,16 +1,21 @@
 import type Router from '@koa/router';
 import type { Deps } from '../../core/deps.ts';
 import { readRawBody } from '../../core/http/raw-body.ts';
+import { formatSen, ringgitStringToSen } from '../../core/money.ts';
 import { signPost, verifyCallback } from '../../core/signatures.ts';
 import { html, sendPage } from './html.ts';
 
 const DEMO_AGENCY = 'LZS';
+/** What every order of the demo shop costs. */
+const DEMO_AMOUNT = '10.00';
 const KEEP = 50;
 
 interface Received {
   at: string;
   kind: 'direct (signed)' | 'indirect (browser)';
   verified: boolean | null;
+  /** The merchant's check of the paid amount against its order. */
+  amountCheck: string;
   fields: [string, string][];
 }
 
@@ -31,7 +36,7 @@ export function mountDemoMerchant(router: Router, deps: Deps): void {
       {
         agency: DEMO_AGENCY,
         refNo: `DEMO-${Date.now().toString(36).toUpperCase()}`,
-        amount: '10.00',
+        amount: DEMO_AMOUNT,
         email: 'payer@example.my',
         returnUrl: `${origin}/demo/receiver`,
       },
@@ -42,12 +47,12 @@ export function mountDemoMerchant(router: Router, deps: Deps): void {
       title: 'Demo shop',
       body: html`<h1>Demo shop (merchant LZS)</h1>
         <p>
-          Zakat fitrah for a family: RM 10.00. The button posts a signed order (spec 2.1, 5.3) to checkout, as
-          a merchant's site would. Its signature is valid for 60 seconds: reload to sign again.
+          Zakat fitrah for a family: RM ${DEMO_AMOUNT}. The button posts a signed order (spec 2.1, 5.3) to
+          checkout, as a merchant's site would. Its signature is valid for 60 seconds: reload to sign again.
         </p>
         <form method="post" action="/v2/checkout">
           ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}
-          <button type="submit">Pay RM 10.00</button>
+          <button type="submit">Pay RM ${DEMO_AMOUNT}</button>
         </form>
         <p><a href="/demo/receiver">What the merchant received</a></p>`,
     });
@@ -61,6 +66,7 @@ export function mountDemoMerchant(router: Router, deps: Deps): void {
       at: deps.clock.now().toISOString(),
       kind: signed ? 'direct (signed)' : 'indirect (browser)',
       verified: signed ? apiKey !== undefined && verifyCallback(form, apiKey) : null,
+      amountCheck: checkAmount(form, signed),
       fields: [...form.entries()],
     });
     received.length = Math.min(received.length, KEEP);
@@ -87,6 +93,7 @@ export function mountDemoMerchant(router: Router, deps: Deps): void {
                 ${r.kind}${r.verified === null ? '' : r.verified ? ': signature verified' : ': SIGNATURE INVALID'}
               </h2>
               <p class="muted">${r.at}</p>
+              <p>${r.amountCheck}</p>
               <dl class="summary">
                 ${r.fields.map(
                   ([k, v]) =>
@@ -97,4 +104,18 @@ export function mountDemoMerchant(router: Router, deps: Deps): void {
         )}`,
     });
   });
+}
+
+/**
+ * What a careful merchant checks before fulfilling: the direct callback's `amount` is the order's (net),
+ * the indirect one's is gross (amount + addCharge, spec 2.4), so the order amount is recovered from it.
+ */
+function checkAmount(form: URLSearchParams, direct: boolean): string {
+  const amount = ringgitStringToSen(form.get('amount') ?? '');
+  const addCharge = ringgitStringToSen(form.get('addCharge') ?? '0.00') ?? 0;
+  const orderSen = amount === undefined ? undefined : direct ? amount : amount - addCharge;
+  const said = `amount ${form.get('amount') ?? ''} (add charge ${formatSen(addCharge)})`;
+  return orderSen === ringgitStringToSen(DEMO_AMOUNT)
+    ? `${said}: matches the order (${DEMO_AMOUNT})`
+    : `${said}: DOES NOT MATCH the order (${DEMO_AMOUNT})`;
 }

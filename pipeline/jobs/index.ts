@@ -1,6 +1,7 @@
 import { callbackJob } from './callback.ts';
 import { ledgerJob } from './ledger.ts';
 import { normaliseJob } from './normalise.ts';
+import { receiptJob } from './receipt.ts';
 import { reconEmailJob, reconNightlyJob } from './recon.ts';
 import type { JobDefinition } from './types.ts';
 
@@ -11,6 +12,7 @@ export const JOBS: readonly JobDefinition<never>[] = [
   callbackJob,
   reconNightlyJob,
   reconEmailJob,
+  receiptJob,
 ];
 
 export function jobFor(queue: string): JobDefinition<never> | undefined {

@@ -185,7 +185,7 @@ test(
       assert.equal(direct.form.get('status'), 'success');
       assert.equal(direct.form.get('orderNo'), orderNo);
       assert.equal(direct.form.get('refNo'), refNo);
-      assert.equal(direct.form.get('amount'), '11.00');
+      assert.equal(direct.form.get('amount'), '10.00', 'net: the amount of the order');
       assert.equal(direct.form.get('addCharge'), '1.00');
       const fpx = JSON.parse(direct.form.get('fpx') ?? '') as Record<string, unknown>;
       assert.equal(fpx.fpx_debit_auth_code, '00');

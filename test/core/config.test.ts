@@ -185,3 +185,20 @@ test('reconciliation: the nightly cron, bank-test recipients and SMTP_URL are ch
       !err.message.includes('http://mail'),
   );
 });
+
+test('receipts come from MAIL_FROM unless RECEIPT_MAIL_FROM says otherwise, which must hold an address', () => {
+  assert.equal(loadConfig({}).mail.receiptFrom, 'amil <reconciliation@amil.invalid>');
+  assert.equal(
+    loadConfig({ MAIL_FROM: 'LZS <noreply@lzs.example.my>' }).mail.receiptFrom,
+    'LZS <noreply@lzs.example.my>',
+  );
+  assert.equal(
+    loadConfig({ RECEIPT_MAIL_FROM: 'Resit LZS <resit@lzs.example.my>' }).mail.receiptFrom,
+    'Resit LZS <resit@lzs.example.my>',
+  );
+  assert.equal(
+    loadConfig({ RECEIPT_MAIL_FROM: 'resit@lzs.example.my' }).mail.receiptFrom,
+    'resit@lzs.example.my',
+  );
+  assert.throws(() => loadConfig({ RECEIPT_MAIL_FROM: 'Resit LZS' }), /RECEIPT_MAIL_FROM must be an address/);
+});

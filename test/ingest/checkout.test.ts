@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import path from 'node:path';
 import { verifyCallback } from '../../core/signatures.ts';
 import { createInProcessRelay } from '../../pipeline/relay.ts';
 import { orderAt, problemOf, startApp, type TestApp } from '../helpers.ts';
@@ -45,7 +47,7 @@ function indirectFields(page: string): { action: string; fields: Record<string, 
   return { action, fields };
 }
 
-test('a signed order paid at an approving test bank: the payer is sent on with the indirect callback, the merchant gets a signed direct one', async (t) => {
+test('a signed 10.00 order paid by FPX with a 1.00 add charge: the indirect callback says 11.00 gross, the signed direct one 10.00 with addCharge 1.00', async (t) => {
   const app = await startApp(t);
   const merchant = await startMerchant(t);
   const res = await postOrder(app, order(`${merchant.url}/return`, { extraData: 'ABC123' }));
@@ -86,7 +88,10 @@ test('a signed order paid at an approving test bank: the payer is sent on with t
   );
   assert.equal(direct?.form.get('status'), 'success');
   assert.equal(direct?.form.get('orderNo'), created.orderNo);
-  assert.equal(direct?.form.get('amount'), '11.00');
+  // The direct callback's amount is the order's (net), so a merchant can check it against the order it
+  // made; the add charge stands beside it. The indirect one above stays gross (spec 2.4).
+  assert.equal(direct?.form.get('amount'), '10.00', 'net: the amount of the order');
+  assert.equal(direct?.form.get('addCharge'), '1.00');
   const tampered = new URLSearchParams(direct?.form);
   tampered.set('amount', '1100.00');
   assert.equal(verifyCallback(tampered, LZS_KEY), false);
@@ -247,7 +252,7 @@ test('the demo shop builds its returnUrl from PUBLIC_BASE_URL, never from a forg
   assert.ok(!page.includes('attacker.example'), 'the Host header appears nowhere on the page');
 });
 
-test('embedded mode: the demo shop posts a valid signed order, and the demo receiver verifies the direct callback', async (t) => {
+test("embedded mode: the demo shop posts a valid signed order, and the demo receiver verifies the direct callback and its amount; the payer's receipt is in data/mail", async (t) => {
   const app = await startApp(t);
   const shop = await (await fetch(`${app.url}/demo/shop`)).text();
   const fields = Object.fromEntries(
@@ -263,4 +268,13 @@ test('embedded mode: the demo shop posts a valid signed order, and the demo rece
   await createInProcessRelay(app.deps).drain();
   const received = await (await fetch(`${app.url}/demo/receiver`)).text();
   assert.match(received, /direct \(signed\): signature verified/);
+  // The demo merchant checks what a careful merchant checks: the callback's amount against its order.
+  assert.match(received, /amount 10\.00 \(add charge 1\.00\): matches the order/);
+  // And the payer's receipt is in data/mail, as the README's quick start shows.
+  const mails = readdirSync(path.join(app.dataDir, 'mail'));
+  assert.equal(mails.length, 1);
+  assert.match(
+    mails[0] ?? '',
+    /^.*-SANDBOX-Resit-pembayaran-Payment-receipt-Lembaga-Zakat-Selangor-DEMO-.*\.eml$/,
+  );
 });

@@ -3,9 +3,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { signedPayLinkUrl, type PayLink } from '../../core/payments/pay-link.ts';
 import { fixedClock } from '../../core/clock.ts';
+import { verifyCallback } from '../../core/signatures.ts';
 import { sweepPendingPayments } from '../../pipeline/enquiry.ts';
+import { createInProcessRelay } from '../../pipeline/relay.ts';
 import { orderAt, problemOf, startApp, type TestApp } from '../helpers.ts';
-import { postOrder, startMerchant } from '../support/merchant.ts';
+import { LZS_KEY, postOrder, startMerchant } from '../support/merchant.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
@@ -174,7 +176,7 @@ test('a link signed for many payers takes every payment, and the report names th
   assert.equal((await fetch(stripped, { headers: { accept: 'text/html' } })).status, 403);
 });
 
-test('orders nobody takes to the bank expire: failed with XA, the merchant is told, a pay link visitor needs no callback', async (t) => {
+test('orders nobody takes to the bank expire: failed with XA, the merchant gets the signed direct callback, a pay link visitor needs none, nobody gets a receipt', async (t) => {
   const app = await startApp(t, { UNPAID_ORDER_EXPIRY_MS: '60000' });
   const merchant = await startMerchant(t);
   const res = await postOrder(app, {
@@ -201,4 +203,18 @@ test('orders nobody takes to the bank expire: failed with XA, the merchant is to
   const visitor = await orderAt(app, posted);
   assert.deepEqual([visitor?.status, visitor?.debitAuthCode], ['failed', 'XA']);
   assert.equal((await app.deps.store.checkout.callbacksOf(visitor?.orderNo ?? '')).length, 0);
+
+  // The merchant waiting for news gets it: the signed direct callback, failed with XA, for the order's
+  // amount. Nothing was paid, so nobody gets a receipt.
+  await createInProcessRelay(app.deps).drain();
+  const direct = await merchant.find((r) => r.form.has('signature'), 'direct callback');
+  assert.ok(verifyCallback(direct.form, LZS_KEY));
+  assert.deepEqual(
+    ['status', 'orderNo', 'amount', 'addCharge', 'fpxTxnId'].map((k) => direct.form.get(k)),
+    ['failed', orderNo, '10.00', '0.00', ''],
+  );
+  const fpx = JSON.parse(direct.form.get('fpx') ?? '{}') as Record<string, string>;
+  assert.equal(fpx.fpx_debit_auth_code, 'XA');
+  assert.equal(await app.deps.store.receipts.of(orderNo), undefined);
+  assert.equal(await app.deps.store.receipts.of(visitor?.orderNo ?? ''), undefined);
 });

@@ -1,57 +1,23 @@
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SMTPServer } from 'smtp-server';
-import { simpleParser, type ParsedMail } from 'mailparser';
+import { simpleParser } from 'mailparser';
 import type { fixedClock } from '../../core/clock.ts';
 import { runReconciliation } from '../../pipeline/recon/run-day.ts';
 import { reconNightlyJob } from '../../pipeline/jobs/recon.ts';
 import type { TestApp } from '../helpers.ts';
 import { AS_OF, DAY, generateDay } from '../support/recon-day.ts';
 import { drainPipeline, loadDay } from '../support/recon-load.ts';
+import { startSmtp } from '../support/smtp.ts';
 import { readWorkbook, sen, summaryOf } from '../support/workbook.ts';
 import { formatSen } from '../../core/money.ts';
-
-/** A real SMTP server on a loopback port; it refuses the first `refuse` messages with a 451. */
-async function startSmtp(t: TestContext, refuse = 0) {
-  const received: { to: string[]; mail: ParsedMail }[] = [];
-  let refused = 0;
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        if (refused < refuse) {
-          refused += 1;
-          const error = Object.assign(new Error('Try again later'), { responseCode: 451 });
-          callback(error);
-          return;
-        }
-        simpleParser(Buffer.concat(chunks)).then(
-          (mail) => {
-            received.push({ to: session.envelope.rcptTo.map((r) => r.address), mail });
-            callback();
-          },
-          (err: Error) => callback(err),
-        );
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const { port } = server.server.address() as { port: number };
-  return { url: `smtp://127.0.0.1:${port}`, received };
-}
 
 // A failed e-mail waits at least a second (the clock stands still until a test moves it).
 const drain = (app: TestApp) => drainPipeline(app, { backoffMs: 1000 });
 
 test('the workbook is e-mailed over SMTP to the agency, retried, every delivery recorded', async (t) => {
-  const smtp = await startSmtp(t, 1);
+  const smtp = await startSmtp(t, (nth) => (nth === 0 ? 451 : 250));
   const app = await loadDay(t, generateDay(120), { SMTP_URL: smtp.url, MAIL_FROM: 'amil <recon@amil.test>' });
   await drain(app);
   const { run, summary } = await runReconciliation(app.deps, {

@@ -29,8 +29,9 @@ test('by default a pipeline job retries for at least six hours, its delays doubl
   assert.equal(jobOptionsFor(config, 'ledger-LZS').removeOnFail, false, 'failed jobs stay visible');
 });
 
-test('the nightly run and its e-mail retry for a day, and any job can be given its own horizon', () => {
+test("the nightly run, its e-mail and a payer's receipt retry for a day, and any job can be given its own horizon", () => {
   assert.equal(retryPolicyFor(loadConfig({}), 'recon-email').horizonMs, 86_400_000);
+  assert.equal(retryPolicyFor(loadConfig({}), 'receipts').horizonMs, 86_400_000);
   assert.equal(retryPolicyFor(loadConfig({}), 'recon-nightly').horizonMs, 86_400_000);
   const config = loadConfig({ PIPELINE_RETRY_HORIZONS: 'callback=600000,ledger=0' });
   assert.equal(retryPolicyFor(config, 'callbacks').horizonMs, 600_000);

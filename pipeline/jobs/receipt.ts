@@ -1,0 +1,79 @@
+import path from 'node:path';
+import type { Deps } from '../../core/deps.ts';
+import { RECEIPT_QUEUE } from '../../core/store/index.ts';
+import { receiptMail } from '../receipts/mail.ts';
+import { PermanentJobError, type JobDefinition } from './types.ts';
+
+export { RECEIPT_QUEUE };
+
+export interface ReceiptData {
+  orderNo: string;
+}
+
+/** How long one attempt may hold a receipt: longer than nodemailer's own timeouts of a sending attempt. */
+const LEASE_MS = 15 * 60_000;
+
+/**
+ * E-mails a paid order's receipt to the payer (through the same mailer as the nightly e-mail: SMTP, or an
+ * .eml file). Never twice: a receipt already sent is skipped, and an attempt leases it so two workers
+ * cannot send it at once; every attempt is recorded. The Message-ID is the order's, so the rare resend (a
+ * crash after the server took it, before it was recorded) is recognisably the same message. A permanent
+ * refusal (5xx: no such mailbox) is recorded and not retried; anything else is, on the retry policy.
+ */
+export const receiptJob: JobDefinition<ReceiptData> = {
+  name: 'receipt',
+  handles: (queue) => queue === RECEIPT_QUEUE,
+  // Each waits on a mail server, not on this process.
+  concurrency: 8,
+  async process(data: ReceiptData, deps: Deps): Promise<void> {
+    if (typeof data.orderNo !== 'string') throw new PermanentJobError('receipt needs an orderNo');
+    const started = deps.clock.now();
+    const leaseUntil = new Date(started.getTime() + LEASE_MS).toISOString();
+    const claim = await deps.store.receipts.claim(data.orderNo, started.toISOString(), leaseUntil);
+    if ('refused' in claim) {
+      if (claim.refused === 'done') return;
+      throw new Error(`the receipt of ${data.orderNo} is being sent by another attempt`);
+    }
+    const { claimed: receipt, attempt } = claim;
+    const order = await deps.store.checkout.order(receipt.orderNo);
+    if (!order) throw new PermanentJobError(`no order ${receipt.orderNo}`);
+    const agency = await deps.store.agencies.get(order.agencyCode);
+    const mail = receiptMail(order, agency?.name ?? order.agencyCode, deps.acquirer?.sandbox === true);
+    const at = started.toISOString();
+    try {
+      const sent = await deps.mailer.send({
+        to: [receipt.recipient],
+        from: deps.config.mail.receiptFrom,
+        messageId: `<receipt.${order.orderNo}@${domainOf(deps.config.mail.receiptFrom)}>`,
+        ...mail,
+      });
+      await deps.store.receipts.recordAttempt(receipt.id, {
+        attempt,
+        at,
+        outcome: 'sent',
+        messageId: sent.messageId,
+        detail: sent.file ? path.relative(deps.config.dataDir, sent.file) : null,
+      });
+      deps.logger.info({ order_no: order.orderNo, attempt }, 'receipt sent');
+    } catch (error) {
+      const code = (error as { responseCode?: unknown }).responseCode;
+      const refused = typeof code === 'number' && code >= 500 && code < 600;
+      await deps.store.receipts.recordAttempt(receipt.id, {
+        attempt,
+        at,
+        outcome: refused ? 'refused' : 'failed',
+        messageId: null,
+        detail: (error as Error).message.slice(0, 500),
+      });
+      // A mailbox that does not exist will not exist in an hour either.
+      if (refused)
+        throw new PermanentJobError(`receipt of ${order.orderNo} refused: ${(error as Error).message}`);
+      throw error;
+    }
+  },
+};
+
+/** The domain of a sender (`Name <a@b.example>` or `a@b.example`), for Message-IDs. */
+function domainOf(sender: string): string {
+  return /@([^\s<>@]+?)>?\s*$/.exec(sender)?.[1] ?? 'amil.invalid';
+}
