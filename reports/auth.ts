@@ -69,6 +69,10 @@ export function reportAgencies(ctx: Context): readonly string[] {
   const asked = ctx.query.agency;
   if (Array.isArray(asked)) throw new DomainError('repeated-parameter');
   if (asked === undefined) return granted;
+  if (asked === '')
+    throw new DomainError('bad-request', 'Name an agency, or leave agency out for all of them.', [
+      { pointer: '/agency', message: 'must not be empty' },
+    ]);
   if (!granted.includes(asked))
     throw new DomainError('forbidden', `These credentials do not cover agency ${asked}.`);
   return [asked];

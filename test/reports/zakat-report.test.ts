@@ -209,6 +209,13 @@ test('a token covering several agencies and no agency gets their combined report
     ppz.data.map((r) => r.orderno),
     ['PPZ-0', 'PPZ-1', 'PPZ-2', 'PPZ-3', 'PPZ-4'],
   );
+  // An empty agency is a mistake, not a request for everything.
+  const empty = await get(app, `${PATH}?start=2026-11-20&agency=`, both);
+  assert.equal(empty.status, 400);
+  assert.deepEqual(
+    (await problemOf(empty)).errors?.map((e) => e.pointer),
+    ['/agency'],
+  );
   // A signed GET fixes one agency (spec 4.2, 5.2): without agency it is refused, and shows nothing.
   const unsigned = await get(app, signGet(PATH, { start: '2026-11-20', items: '-1' }, LZS_KEY, NOW));
   assert.equal(unsigned.status, 401);
