@@ -272,3 +272,27 @@ test('a token covering several agencies and no agency gets their combined paymen
   assert.equal(unsigned.status, 401);
   assert.ok(!(await unsigned.text()).includes('AMLZS'));
 });
+
+test('a combined items=-1 merges the agencies in report order, across chunk boundaries and equal timestamps', async (t) => {
+  const app = await startApp(t, {}, { clock: fixedClock(NOW) });
+  const db = new Database(app.deps.store.file);
+  onCleanup(t, () => db.close());
+  const insert = db.prepare(
+    `INSERT INTO payments (order_no, agency_code, ref_no, amount_sen, email, return_url, status, created_at, updated_at)
+     VALUES (?, ?, ?, 1000, 'x@example.my', 'http://127.0.0.1/r', 'success', ?, ?)`,
+  );
+  db.transaction(() => {
+    // Two agencies' orders interleaved on five shared timestamps; PPZ has more than one chunk of its own.
+    for (let i = 0; i < 3000; i += 1) {
+      const at = `2026-11-21T0${i % 5}:00:00.000Z`;
+      insert.run(`AM${String(i).padStart(6, '0')}`, i % 3 === 0 ? 'LZS' : 'PPZ', `R${i}`, at, at);
+    }
+  })();
+  const auth = { authorization: `Bearer ${await token(app, ['PPZ', 'LZS'])}` };
+  const body = (await (await get(app, '/api/report/v1/payment?items=-1', auth)).json()) as Envelope;
+  const keys = body.data.map((r) => `${String(r.created_date)} ${String(r.fpx_seller_order_no)}`);
+  assert.equal(keys.length, 3000);
+  assert.equal(new Set(keys).size, 3000);
+  assert.deepEqual(keys, [...keys].sort(), 'created_date, then order number, across both agencies');
+  assert.equal(body.stats.total_rows, 3000);
+});
