@@ -82,7 +82,7 @@ function endOfPage(days: readonly { day: string; n: number }[], need: number): s
 }
 
 type Row = { createdAt: string; orderNo: string };
-/** Report order: created_at, then order number, compared as SQLite's BINARY collation does. */
+/** Report order: created_at, then order number (ASCII both, where `<` and SQLite's BINARY collation agree). */
 const before = (a: Row, b: Row) =>
   a.createdAt < b.createdAt || (a.createdAt === b.createdAt && a.orderNo < b.orderNo);
 
