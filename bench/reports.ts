@@ -10,6 +10,8 @@
  * 2. items=-1 over every LZS payment (about 90% of the rows): peak RSS above the baseline while the body is
  *    read. The server runs in this process, so RSS is sampled every 50 ms by a worker thread (a synchronous
  *    server blocks the main event loop, and a main-thread timer would miss the peak). Aim: < 150 MB.
+ * 3. The combined report of a token covering LZS and PPZ (every row): the same pages and items=-1, with the
+ *    same aims.
  *
  * The rows are inserted with a direct better-sqlite3 connection (not timed). Always exits 0 when the
  * benchmark ran, whether or not the aims are met.
@@ -219,6 +221,16 @@ async function timeRequests(
   }
 }
 
+/** Latency of one page of the combined report (a token of several agencies, no agency in the query). */
+async function timeCombinedPage(url: string, token: string, page: number) {
+  const { httpMs, errors, firstError } = await timeRequests(
+    `${url}/api/report/v1/payment?items=${PAGE_SIZE}&page=${page}`,
+    { authorization: `Bearer ${token}` },
+    PAGE_SIZE,
+  );
+  return { page, http: timing(httpMs), errors, ...(firstError !== undefined && { firstError }) };
+}
+
 /** The no-op baseline on the same stack: GET /api/version (no auth, no database). */
 async function timeNoop(url: string): Promise<Timing> {
   const { httpMs, errors, firstError } = await timeRequests(`${url}/api/version`, {}, null);
@@ -382,6 +394,11 @@ async function main(): Promise<void> {
       ttlSeconds: 3600,
       now: new Date(),
     });
+    const { token: bothToken } = await mintReportToken(deps.store, deps.config.reportTokenSecret, {
+      agencies: ['LZS', 'PPZ'],
+      ttlSeconds: 3600,
+      now: new Date(),
+    });
 
     rawDb = new Database(deps.store.file, { readonly: true });
     const raw: RawStatements = {
@@ -412,6 +429,18 @@ async function main(): Promise<void> {
 
     process.stdout.write(`  items=-1 over ${fmtInt(total)} LZS payments...`);
     const stream = await streamAll(url, token);
+    process.stdout.write(' done\n');
+
+    const lastCombined = Math.floor(count / PAGE_SIZE) - 1;
+    const combined = [];
+    for (const page of [0, Math.floor(lastCombined / 2), lastCombined]) {
+      process.stdout.write(`  combined LZS+PPZ page (${page}): up to ${REQUESTS_PER_PAGE} requests...`);
+      const result = await timeCombinedPage(url, bothToken, page);
+      combined.push(result);
+      process.stdout.write(` ${result.http.n} done\n`);
+    }
+    process.stdout.write(`  combined items=-1 over ${fmtInt(count)} payments...`);
+    const combinedStream = await streamAll(url, bothToken);
     process.stdout.write(' done\n\n');
 
     // -- the report ---------------------------------------------------------------------------------
@@ -475,6 +504,30 @@ async function main(): Promise<void> {
         `from a worker thread; server and client share this process)`,
     );
 
+    console.log(
+      `\ncombined report of a token covering LZS and PPZ (${fmtInt(count)} rows), pages of ${PAGE_SIZE}`,
+    );
+    console.log(
+      table(
+        ['page', 'n', 'http p50 ms', 'http p99 ms', 'http max ms', 'errors'],
+        combined.map((r) => [
+          String(r.page),
+          String(r.http.n),
+          fmtMs(r.http.p50),
+          fmtMs(r.http.p99),
+          fmtMs(r.http.max),
+          `${r.errors}${r.firstError !== undefined ? ` (${r.firstError})` : ''}`,
+        ]),
+      ),
+    );
+    const combinedSeconds = combinedStream.ms / 1000;
+    console.log(
+      `combined items=-1: HTTP ${combinedStream.status}${combinedStream.error !== undefined ? ` (${combinedStream.error})` : ''}; ` +
+        `${fmtInt(combinedStream.rows)} rows in ${fmtMs(combinedStream.ms)} ms ` +
+        `(${fmtInt(combinedStream.rows / combinedSeconds)} rows/s); peak RSS above baseline ` +
+        `${fmtMb(combinedStream.peakRss - combinedStream.baselineRss)} MB`,
+    );
+
     const verdict = (ok: boolean) => (ok ? 'MET' : 'NOT MET');
     const worstP99 = Math.max(...results.map((r) => r.http.p99));
     const pageErrors = results.reduce((sum, r) => sum + r.errors, 0);
@@ -494,6 +547,22 @@ async function main(): Promise<void> {
       `  items=-1 peak RSS above baseline = ${fmtMb(peakAbove)} MB (aim < ${AIM_STREAM_RSS_MB} MB, all ` +
         `${fmtInt(total)} rows served): ${verdict(peakAbove < AIM_STREAM_RSS_MB * 1024 * 1024 && streamOk)}` +
         (streamOk ? '' : ` (served ${fmtInt(stream.rows)} rows, HTTP ${stream.status})`),
+    );
+    const combinedWorst = Math.max(...combined.map((r) => r.http.p99));
+    const combinedErrors = combined.reduce((sum, r) => sum + r.errors, 0);
+    console.log(
+      `  combined pages: worst p99 ${fmtMs(combinedWorst)} ms (aim <= ${AIM_PAGE_P99_MS} ms): ` +
+        verdict(combinedWorst <= AIM_PAGE_P99_MS && combinedErrors === 0),
+    );
+    const combinedAbove = combinedStream.peakRss - combinedStream.baselineRss;
+    console.log(
+      `  combined items=-1 peak RSS above baseline = ${fmtMb(combinedAbove)} MB (aim < ${AIM_STREAM_RSS_MB} MB, ` +
+        `all ${fmtInt(count)} rows served): ` +
+        verdict(
+          combinedAbove < AIM_STREAM_RSS_MB * 1024 * 1024 &&
+            combinedStream.status === 200 &&
+            combinedStream.rows === count,
+        ),
     );
   } finally {
     rawDb?.close();

@@ -59,6 +59,25 @@ export function reportAgency(ctx: Context): string {
   return agency;
 }
 
+/**
+ * The agencies a payment or zakat report covers: `agency` from the query, which the credentials must cover,
+ * or else every agency of the credentials (a token's combined report, spec 5.1). A signed GET always names
+ * its one agency (spec 4.2): requireReportAuth refuses it without one.
+ */
+export function reportAgencies(ctx: Context): readonly string[] {
+  const granted = ctx.state.agencies as string[];
+  const asked = ctx.query.agency;
+  if (Array.isArray(asked)) throw new DomainError('repeated-parameter');
+  if (asked === undefined) return granted;
+  if (asked === '')
+    throw new DomainError('bad-request', 'Name an agency, or leave agency out for all of them.', [
+      { pointer: '/agency', message: 'must not be empty' },
+    ]);
+  if (!granted.includes(asked))
+    throw new DomainError('forbidden', `These credentials do not cover agency ${asked}.`);
+  return [asked];
+}
+
 // Signatures for an agency that does not exist (or has no key) are checked against this key, so the answer
 // is the one a wrong signature gets, exp checks included: it never tells which agencies exist.
 const NO_SUCH_AGENCY_KEY = '00000000-0000-4000-8000-000000000000';

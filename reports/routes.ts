@@ -7,7 +7,7 @@ import { DomainError } from '../core/errors.ts';
 import { formatSen } from '../core/money.ts';
 import { businessDate, formatKl } from '../core/time.ts';
 import { commit, startedAt, version } from '../core/version.ts';
-import { reportAgency, requireReportAuth } from './auth.ts';
+import { reportAgencies, reportAgency, requireReportAuth } from './auth.ts';
 import { checkDate, one, privateResponse } from './query.ts';
 import type { PaymentRow, ZakatReportRow } from '../core/store/index.ts';
 
@@ -33,7 +33,8 @@ export function mountReports(router: Router, deps: Deps): void {
     };
   });
   router.get('/api/report/v1/payment', privateResponse, requireReportAuth(deps), async (ctx) => {
-    const agency = reportAgency(ctx);
+    // Without agency, a token's report covers all its agencies, each row naming its own.
+    const agencies = reportAgencies(ctx);
     const output = one(ctx, 'output') ?? 'json';
     if (output !== 'json')
       throw new DomainError('bad-request', 'Only output=json is served.', [
@@ -49,7 +50,7 @@ export function mountReports(router: Router, deps: Deps): void {
     // Without start/end, every payment; the dates are UTC+8 calendar days on created_date.
     const { start, end, items, page } = pageQuery(ctx, { start: '0001-01-01', end: '9999-12-31' });
     const filter = {
-      agency,
+      agency: agencies,
       firstDay: start,
       lastDay: end,
       ...(approved !== undefined && { isApproved: approved === '1' }),
@@ -136,16 +137,16 @@ export function mountReports(router: Router, deps: Deps): void {
   });
 
   router.get('/api/report/v1/zakat', privateResponse, requireReportAuth(deps), async (ctx) => {
-    const agency = reportAgency(ctx);
+    // Without agency, a token's report covers all its agencies, each row naming its own.
+    const agencies = reportAgencies(ctx);
     const today = businessDate(deps.clock.now());
     const { start, end, items, page } = pageQuery(ctx, { start: today });
-    const query = { sink: agency, start, end };
-    const toRow = (r: ZakatReportRow) => zakatRow(r, agency);
+    const query = { sink: agencies, start, end };
     if (items === -1) {
       // Every row: streamed in chunks, so a million rows never sit in memory at once. The total is counted
       // as they go by (a count first would cost a second pass over the day, the event loop held meanwhile).
       ctx.type = 'application/json';
-      ctx.body = Readable.from(streamEnvelope(deps.store.reports.zakatRows(query), toRow));
+      ctx.body = Readable.from(streamEnvelope(deps.store.reports.zakatRows(query), zakatRow));
       return;
     }
     const { rows, total } = await deps.store.reports.zakatPage({
@@ -155,14 +156,17 @@ export function mountReports(router: Router, deps: Deps): void {
     });
     ctx.body = {
       status: 'OK',
-      data: rows.map(toRow),
+      data: rows.map(zakatRow),
       stats: { total_pages: Math.ceil(total / items), total_rows: total, page, items },
     };
   });
 }
 
-/** A bank posting as the zakat report shows it. */
-function zakatRow(r: ZakatReportRow, agency: string) {
+/**
+ * A bank posting as the zakat report shows it: every field of spec 2.5, `data.email` as `data_email` beside
+ * the transaction's `email`, and the agency whose posting it is.
+ */
+function zakatRow(r: ZakatReportRow) {
   return {
     orderno: r.orderno,
     created_date: formatKl(new Date(r.timeUtc)),
@@ -171,17 +175,22 @@ function zakatRow(r: ZakatReportRow, agency: string) {
     amount: formatSen(r.amountSen),
     name: r.name,
     email: r.email,
+    data_email: r.dataEmail,
     zakat_name: r.zakatName,
     zakat_ic_no: r.icNo,
     zakat_phone: r.phone,
+    zakat_address: r.address,
+    zakat_postcode: r.postcode,
+    zakat_city: r.city,
     zakat_state: r.state,
     zakat_type: r.type,
     zakat_type_raw: r.typeRaw,
     zakat_year: r.year,
+    zakat_amount: r.zakatAmountSen === null ? null : formatSen(r.zakatAmountSen),
     zakat_rate: r.rateSen === null ? null : formatSen(r.rateSen),
     zakat_dependant: r.dependants,
     exceptions: JSON.parse(r.exceptions) as string[],
-    agency,
+    agency: r.sink,
   };
 }
 

@@ -71,16 +71,18 @@ function paths(settings: OpenApiSettings): Json {
       get: {
         operationId: 'getPaymentReport',
         tags: ['Reports'],
-        summary: "An agency's payments (spec 2.3 envelope); bearer token or signed GET",
+        summary:
+          "An agency's payments, or a token's agencies combined (spec 2.3 envelope); bearer token or signed GET",
         description:
-          'Paging: iterate page from 0 until a page has fewer rows than items. start/end are UTC+8 calendar days on created_date (default: all). Rows: fpx_seller_order_no, created_date (UTC+8, YYYY-MM-DD HH:mm:ss), is_approved, fpx_debit_auth_code, refNo, extraData, amount, addCharge, status, payment_method, email, fpx_txn_id, fpx_txn_time, agency.',
+          'Paging: iterate page from 0 until a page has fewer rows than items. start/end are UTC+8 calendar days on created_date (default: all). A bearer token without agency gets the rows of every agency it covers, in one order (created_date, then fpx_seller_order_no), each row naming its agency. Rows: fpx_seller_order_no, created_date (UTC+8, YYYY-MM-DD HH:mm:ss), is_approved, fpx_debit_auth_code, refNo, extraData, amount, addCharge, status, payment_method, email, fpx_txn_id, fpx_txn_time, agency.',
         security: [{ reportToken: [] }, { signedRequest: [] }],
         parameters: [
           {
             name: 'agency',
             in: 'query',
             schema: { type: 'string' },
-            description: 'Required with a signed GET.',
+            description:
+              'Required with a signed GET. With a bearer token: one of its agencies; without it, all of them combined.',
           },
           { name: 'output', in: 'query', schema: { type: 'string', enum: ['json'] } },
           {
@@ -155,16 +157,18 @@ function paths(settings: OpenApiSettings): Json {
       get: {
         operationId: 'getZakatReport',
         tags: ['Reports'],
-        summary: "An agency's bank postings for a business day or range, with exception codes",
+        summary:
+          "An agency's bank postings (or a token's agencies combined) for a business day or range, with exception codes",
         description:
-          'Authenticate with Authorization: Bearer <report token>, or sign the GET with the agency API key (docs/signatures.md; agency, exp and signature in the query). Rows appear once the pipeline has normalised them. Paging: iterate page from 0 until a page has fewer rows than items.',
+          'Authenticate with Authorization: Bearer <report token>, or sign the GET with the agency API key (docs/signatures.md; agency, exp and signature in the query). A bearer token without agency gets the postings of every agency it covers, in posting order, each row naming its agency. Rows appear once the pipeline has normalised them; every field of the bank record (spec 2.5) is shown, null when the bank did not send it. Paging: iterate page from 0 until a page has fewer rows than items.',
         security: [{ reportToken: [] }, { signedRequest: [] }],
         parameters: [
           {
             name: 'agency',
             in: 'query',
             schema: { type: 'string' },
-            description: 'Required with a signed GET, or a token covering several agencies.',
+            description:
+              'Required with a signed GET. With a bearer token: one of its agencies; without it, all of them combined.',
           },
           {
             name: 'start',
@@ -208,10 +212,17 @@ function paths(settings: OpenApiSettings): Json {
                           status: { type: 'string', enum: ['success', 'pending', 'failed'] },
                           amount: { type: 'string', description: 'Ringgit, two decimals' },
                           name: { type: 'string' },
-                          email: { type: 'string' },
+                          email: { type: 'string', description: 'The transaction e-mail, lower-case' },
+                          data_email: {
+                            type: ['string', 'null'],
+                            description: 'The bank record data.email, lower-case (may differ from email)',
+                          },
                           zakat_name: { type: ['string', 'null'] },
                           zakat_ic_no: { type: ['string', 'null'] },
                           zakat_phone: { type: ['string', 'null'] },
+                          zakat_address: { type: ['string', 'null'] },
+                          zakat_postcode: { type: ['string', 'null'] },
+                          zakat_city: { type: ['string', 'null'] },
                           zakat_state: { type: ['string', 'null'] },
                           zakat_type: {
                             type: ['string', 'null'],
@@ -219,14 +230,18 @@ function paths(settings: OpenApiSettings): Json {
                           },
                           zakat_type_raw: { type: ['string', 'null'] },
                           zakat_year: { type: ['string', 'null'] },
-                          zakat_rate: { type: ['string', 'null'] },
+                          zakat_amount: {
+                            type: ['string', 'null'],
+                            description: 'data.zakat_amount in ringgit, two decimals',
+                          },
+                          zakat_rate: { type: ['string', 'null'], description: 'Ringgit, two decimals' },
                           zakat_dependant: { type: ['integer', 'null'] },
                           exceptions: {
                             type: 'array',
                             items: { type: 'string' },
                             description: 'docs/exceptions.md',
                           },
-                          agency: { type: 'string' },
+                          agency: { type: 'string', description: 'The agency whose posting it is' },
                         },
                       },
                     },

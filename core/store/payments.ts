@@ -32,7 +32,8 @@ export interface PaymentEvent {
 }
 
 export interface PaymentFilter {
-  agency: string;
+  /** One agency, or several: the combined report of a token covering them, in one order. */
+  agency: string | readonly string[];
   /** Kuala Lumpur calendar days (YYYY-MM-DD), both included, on created_at. */
   firstDay: string;
   lastDay: string;
@@ -46,9 +47,12 @@ const COLUMNS = `order_no AS orderNo, agency_code AS agencyCode, ref_no AS refNo
   fpx_txn_id AS fpxTxnId, fpx_txn_time AS fpxTxnTime, created_at AS createdAt, updated_at AS updatedAt,
   source, pay_link AS payLink`;
 
-const WHERE = `WHERE agency_code = @agency AND created_at >= @from AND created_at < @to
+const FILTER = `created_at >= @from AND created_at < @to
   AND (@approved IS NULL OR (status = 'success') = @approved)
   AND (@sellerOrderNo IS NULL OR order_no = @sellerOrderNo)`;
+const WHERE = `WHERE agency_code = @agency AND ${FILTER}`;
+/** Several agencies (a JSON array of codes): each read through the agency index, then sorted together. */
+const WHERE_ANY = `WHERE agency_code IN (SELECT value FROM json_each(@agencies)) AND ${FILTER}`;
 
 const CHUNK = 1000;
 
@@ -60,11 +64,54 @@ export const PAYMENT_PAGE_SQL = `SELECT ${COLUMNS} FROM payments ${WHERE}
 export const PAYMENT_SEEK_SQL = `SELECT ${COLUMNS} FROM payments ${WHERE}
   AND (created_at > @afterCreated OR (created_at = @afterCreated AND order_no > @afterOrder))
   ORDER BY created_at, order_no LIMIT @limit`;
+const PAYMENT_COUNT_ANY_SQL = `SELECT count(*) AS n FROM payments ${WHERE_ANY}`;
+const PAYMENT_PAGE_ANY_SQL = `SELECT ${COLUMNS} FROM payments ${WHERE_ANY}
+  ORDER BY created_at, order_no LIMIT @limit OFFSET @offset`;
+
+/**
+ * The instant that ends the last of `days` (counts from a page's first day on) that a page needing `need`
+ * rows reaches; undefined when the page reaches past them all.
+ */
+function endOfPage(days: readonly { day: string; n: number }[], need: number): string | undefined {
+  let covered = 0;
+  for (const { day, n } of days) {
+    covered += n;
+    if (covered >= need) return day >= '9999-12-31' ? '~' : klDayStartUtc(nextDay(day));
+  }
+  return undefined;
+}
+
+type Row = { createdAt: string; orderNo: string };
+/** Report order: created_at, then order number (ASCII both, where `<` and SQLite's BINARY collation agree). */
+const before = (a: Row, b: Row) =>
+  a.createdAt < b.createdAt || (a.createdAt === b.createdAt && a.orderNo < b.orderNo);
+
+/**
+ * Merges streams each already in report order into one. A token covers a handful of agencies, so the
+ * smallest head is found by a plain scan; every stream reads through the agency index, so no sort is needed.
+ */
+function* merged<R extends Row>(streams: Iterator<R>[]): Generator<R> {
+  const heads = streams.map((stream) => stream.next());
+  for (;;) {
+    let min = -1;
+    heads.forEach((head, i) => {
+      const current = heads[min];
+      if (!head.done && (!current || current.done || before(head.value, current.value))) min = i;
+    });
+    const head = heads[min];
+    if (!head || head.done) return;
+    yield head.value;
+    heads[min] = streams[min]!.next();
+  }
+}
 
 /** Payments (checkout orders): written by checkout, read by the report API. */
 export function paymentsRepository(db: Db) {
-  const params = (f: PaymentFilter) => ({
-    agency: f.agency,
+  const agenciesOf = (f: PaymentFilter) =>
+    typeof f.agency === 'string' ? [f.agency] : [...new Set(f.agency)];
+  const params = (f: PaymentFilter, agencies = agenciesOf(f)) => ({
+    agency: agencies[0] ?? '',
+    agencies: JSON.stringify(agencies),
     firstDay: f.firstDay,
     lastDay: f.lastDay,
     from: klDayStartUtc(f.firstDay),
@@ -77,16 +124,35 @@ export function paymentsRepository(db: Db) {
   const page = db.prepare<ReturnType<typeof params> & { limit: number; offset: number }, PaymentRow>(
     PAYMENT_PAGE_SQL,
   );
-  const dayCounts = db.prepare<ReturnType<typeof params>, { day: string; n: number }>(
-    `SELECT day, sum(n) AS n FROM payment_day_counts
-     WHERE agency_code = @agency AND day >= @firstDay AND day <= @lastDay
+  const dayCountsSql = (agency: string) => `SELECT day, sum(n) AS n FROM payment_day_counts
+     WHERE ${agency} AND day >= @firstDay AND day <= @lastDay
        AND (@approved IS NULL OR approved = @approved)
-     GROUP BY day ORDER BY day`,
+     GROUP BY day ORDER BY day`;
+  const dayCounts = db.prepare<ReturnType<typeof params>, { day: string; n: number }>(
+    dayCountsSql('agency_code = @agency'),
+  );
+  const countAny = db.prepare<ReturnType<typeof params>, { n: number }>(PAYMENT_COUNT_ANY_SQL);
+  const pageAny = db.prepare<ReturnType<typeof params> & { limit: number; offset: number }, PaymentRow>(
+    PAYMENT_PAGE_ANY_SQL,
+  );
+  const dayCountsAny = db.prepare<ReturnType<typeof params>, { day: string; n: number }>(
+    dayCountsSql('agency_code IN (SELECT value FROM json_each(@agencies))'),
   );
   const seek = db.prepare<
     ReturnType<typeof params> & { afterCreated: string; afterOrder: string; limit: number },
     PaymentRow
   >(PAYMENT_SEEK_SQL);
+  /** One agency's matching rows in report order, fetched 1,000 at a time by keyset. */
+  function* seekAll(p: ReturnType<typeof params>): Generator<PaymentRow> {
+    let after = { createdAt: '', orderNo: '' };
+    for (;;) {
+      const rows = seek.all({ ...p, afterCreated: after.createdAt, afterOrder: after.orderNo, limit: CHUNK });
+      yield* rows;
+      const last = rows.at(-1);
+      if (!last || rows.length < CHUNK) return;
+      after = { createdAt: last.createdAt, orderNo: last.orderNo };
+    }
+  }
   return {
     /** Stores a payment with its first event (checkout; tests until checkout exists). */
     async create(row: PaymentRow, source: string): Promise<void> {
@@ -106,26 +172,37 @@ export function paymentsRepository(db: Db) {
     },
 
     /**
-     * One page of an agency's payments; limit -1 means every row. The total and the page's first day come
-     * from the per-day counts (migration 005), so only rows of the page's own first day are skipped by
-     * OFFSET: a deep page costs about what the first one does. One read transaction: one snapshot for both.
+     * One page of the agencies' payments. The total and the page's first day come from the per-day counts
+     * (migration 005), so only rows of the page's own first day are skipped by OFFSET: a deep page costs
+     * about what the first one does. One read transaction: one snapshot for both.
      */
     async page(
       filter: PaymentFilter,
       limit: number,
       offset: number,
     ): Promise<{ rows: PaymentRow[]; total: number }> {
-      const p = params(filter);
+      const agencies = agenciesOf(filter);
+      const p = params(filter, agencies);
+      const several = agencies.length > 1;
+      const read = several
+        ? { page: pageAny, count: countAny, days: dayCountsAny }
+        : { page, count, days: dayCounts };
       return db.transaction(() => {
         if (p.sellerOrderNo !== null) {
-          return { rows: page.all({ ...p, limit, offset }), total: count.get(p)?.n ?? 0 };
+          return { rows: read.page.all({ ...p, limit, offset }), total: read.count.get(p)?.n ?? 0 };
         }
-        const days = dayCounts.all(p);
+        const days = read.days.all(p);
         const total = days.reduce((sum, day) => sum + day.n, 0);
         let skip = offset;
-        for (const day of days) {
+        for (const [i, day] of days.entries()) {
           if (skip < day.n) {
-            return { rows: page.all({ ...p, from: klDayStartUtc(day.day), limit, offset: skip }), total };
+            // Several agencies' rows are sorted together: the read stops at the end of the last day the page
+            // reaches, so the sort sees those days' rows, never the rest of the range.
+            const to = several ? (endOfPage(days.slice(i), skip + limit) ?? p.to) : p.to;
+            return {
+              rows: read.page.all({ ...p, from: klDayStartUtc(day.day), to, limit, offset: skip }),
+              total,
+            };
           }
           skip -= day.n;
         }
@@ -134,30 +211,23 @@ export function paymentsRepository(db: Db) {
     },
 
     async count(filter: PaymentFilter): Promise<number> {
-      const p = params(filter);
-      if (p.sellerOrderNo !== null) return count.get(p)?.n ?? 0;
-      return dayCounts.all(p).reduce((sum, day) => sum + day.n, 0);
+      const agencies = agenciesOf(filter);
+      const p = params(filter, agencies);
+      const several = agencies.length > 1;
+      if (p.sellerOrderNo !== null) return (several ? countAny : count).get(p)?.n ?? 0;
+      return (several ? dayCountsAny : dayCounts).all(p).reduce((sum, day) => sum + day.n, 0);
     },
 
     /**
      * Every matching payment, in report order, fetched 1,000 at a time by keyset: memory stays flat and the
      * connection is never held between chunks (better-sqlite3 cannot run other statements mid-iteration).
+     * Several agencies are read each through its own index range and merged: one query over all of them
+     * would sort every remaining row for each chunk.
      */
     async *all(filter: PaymentFilter): AsyncGenerator<PaymentRow> {
-      const p = params(filter);
-      let after = { createdAt: '', orderNo: '' };
-      for (;;) {
-        const rows = seek.all({
-          ...p,
-          afterCreated: after.createdAt,
-          afterOrder: after.orderNo,
-          limit: CHUNK,
-        });
-        for (const row of rows) yield row;
-        const last = rows.at(-1);
-        if (!last || rows.length < CHUNK) return;
-        after = { createdAt: last.createdAt, orderNo: last.orderNo };
-      }
+      const agencies = agenciesOf(filter);
+      if (agencies.length === 1) yield* seekAll(params(filter, agencies));
+      else yield* merged(agencies.map((agency) => seekAll(params(filter, [agency]))));
     },
 
     /**

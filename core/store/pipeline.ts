@@ -10,6 +10,8 @@ export interface NormalisedFields {
   amountSen: number;
   name: string;
   email: string;
+  /** The bank's data.email (spec 2.5), which may differ from the transaction e-mail; null when absent. */
+  dataEmail: string | null;
   timeUtc: string;
   businessDate: string;
   zakatName: string | null;
@@ -69,10 +71,10 @@ export function pipelineRepository(db: Db) {
   const insertNormalised = db.prepare(
     `INSERT INTO normalised_postings (posting_id, version, batch_id, sink, orderno, bank_agency, status, amount_sen,
        name, email, time_utc, business_date, received_date, zakat_name, ic_no, phone, state, type_raw, type, year,
-       address, postcode, city, zakat_amount_sen, rate_sen, dependants, exceptions, normalised_at)
+       address, postcode, city, zakat_amount_sen, rate_sen, dependants, exceptions, normalised_at, data_email)
      VALUES (@postingId, @version, @batchId, @sink, @orderno, @bankAgency, @status, @amountSen, @name, @email,
        @timeUtc, @businessDate, @receivedDate, @zakatName, @icNo, @phone, @state, @typeRaw, @type, @year,
-       @address, @postcode, @city, @zakatAmountSen, @rateSen, @dependants, @exceptionsJson, @at)
+       @address, @postcode, @city, @zakatAmountSen, @rateSen, @dependants, @exceptionsJson, @at, @dataEmail)
      ON CONFLICT (posting_id, version) DO NOTHING`,
   );
   // A version received on a later day than its posting's business day (a late posting, or a pending that

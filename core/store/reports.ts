@@ -1,47 +1,76 @@
 import type { Db } from './db.ts';
 import type { NormalisedFields } from './pipeline.ts';
 
-/** A bank posting as the zakat report shows it: its latest normalised version (exceptions as JSON text). */
-export type ZakatReportRow = Omit<
-  NormalisedFields,
-  'bankAgency' | 'address' | 'postcode' | 'city' | 'zakatAmountSen' | 'exceptions'
-> & { postingId: number; exceptions: string };
+/**
+ * A bank posting as the zakat report shows it: its latest normalised version (exceptions as JSON text), with
+ * the agency whose ledger it is in (`sink`).
+ */
+export type ZakatReportRow = Omit<NormalisedFields, 'bankAgency' | 'exceptions'> & {
+  postingId: number;
+  sink: string;
+  exceptions: string;
+};
+
+/** What a zakat report covers: one agency, or several (a token's combined report), and business days. */
+export interface ZakatQuery {
+  sink: string | readonly string[];
+  start: string;
+  end: string;
+}
 
 /** Rows fetched per query when every row is streamed. */
 const CHUNK = 1000;
 
-const COLUMNS = `n.posting_id AS postingId, n.orderno, n.status, n.amount_sen AS amountSen, n.name, n.email,
-  n.time_utc AS timeUtc, n.business_date AS businessDate, n.zakat_name AS zakatName, n.ic_no AS icNo,
-  n.phone, n.state, n.type_raw AS typeRaw, n.type, n.year, n.rate_sen AS rateSen, n.dependants, n.exceptions`;
+const COLUMNS = `n.posting_id AS postingId, n.sink, n.orderno, n.status, n.amount_sen AS amountSen, n.name,
+  n.email, n.data_email AS dataEmail, n.time_utc AS timeUtc, n.business_date AS businessDate,
+  n.zakat_name AS zakatName, n.ic_no AS icNo, n.phone, n.address, n.postcode, n.city, n.state,
+  n.type_raw AS typeRaw, n.type, n.year, n.zakat_amount_sen AS zakatAmountSen, n.rate_sen AS rateSen,
+  n.dependants, n.exceptions`;
 
-const LATEST = `FROM normalised_postings n
-  WHERE n.sink = @sink AND n.business_date BETWEEN @start AND @end
+// One agency by equality (as before combined reports), several through a JSON array of codes.
+const ONE_SINK = 'n.sink = @sink';
+const ANY_SINK = 'n.sink IN (SELECT value FROM json_each(@sinks))';
+
+const latest = (sinks: string) => `FROM normalised_postings n
+  WHERE ${sinks} AND n.business_date BETWEEN @start AND @end
     AND n.version = (SELECT max(version) FROM normalised_postings m WHERE m.posting_id = n.posting_id)`;
+
+type Bound = { sink: string; sinks: string; start: string; end: string };
+
+function statements(db: Db, sinks: string) {
+  return {
+    count: db.prepare<Bound, { n: number }>(`SELECT count(*) AS n ${latest(sinks)}`),
+    page: db.prepare<Bound & { limit: number; offset: number }, ZakatReportRow>(
+      `SELECT ${COLUMNS} ${latest(sinks)} ORDER BY n.posting_id LIMIT @limit OFFSET @offset`,
+    ),
+    seek: db.prepare<Bound & { after: number; limit: number }, ZakatReportRow>(
+      `SELECT ${COLUMNS} ${latest(sinks)} AND n.posting_id > @after ORDER BY n.posting_id LIMIT @limit`,
+    ),
+  };
+}
 
 /** The read side of reports: coarse, paged queries, one per report. */
 export function reportsRepository(db: Db) {
-  const count = db.prepare<{ sink: string; start: string; end: string }, { n: number }>(
-    `SELECT count(*) AS n ${LATEST}`,
-  );
-  const page = db.prepare<
-    { sink: string; start: string; end: string; limit: number; offset: number },
-    ZakatReportRow
-  >(`SELECT ${COLUMNS} ${LATEST} ORDER BY n.posting_id LIMIT @limit OFFSET @offset`);
-  const seek = db.prepare<
-    { sink: string; start: string; end: string; after: number; limit: number },
-    ZakatReportRow
-  >(`SELECT ${COLUMNS} ${LATEST} AND n.posting_id > @after ORDER BY n.posting_id LIMIT @limit`);
+  const one = statements(db, ONE_SINK);
+  const any = statements(db, ANY_SINK);
+  // Rows of several agencies come in one order (posting ids are global), so paging stays one query.
+  const bind = ({ sink, start, end }: ZakatQuery) => {
+    const sinks = typeof sink === 'string' ? [sink] : [...new Set(sink)];
+    return {
+      use: sinks.length === 1 ? one : any,
+      params: { sink: sinks[0] ?? '', sinks: JSON.stringify(sinks), start, end },
+    };
+  };
   return {
-    /** One page of an agency's postings for business days start..end; limit -1 means every row. */
-    async zakatPage(query: {
-      sink: string;
-      start: string;
-      end: string;
-      limit: number;
-      offset: number;
-    }): Promise<{ rows: ZakatReportRow[]; total: number }> {
-      const total = count.get(query)?.n ?? 0;
-      return { rows: page.all(query), total };
+    /** One page of the agencies' postings for business days start..end, in posting order. */
+    async zakatPage(
+      query: ZakatQuery & { limit: number; offset: number },
+    ): Promise<{ rows: ZakatReportRow[]; total: number }> {
+      const { use, params } = bind(query);
+      return db.transaction(() => ({
+        rows: use.page.all({ ...params, limit: query.limit, offset: query.offset }),
+        total: use.count.get(params)?.n ?? 0,
+      }))();
     },
 
     /**
@@ -49,10 +78,11 @@ export function reportsRepository(db: Db) {
      * and the connection is never held between chunks (better-sqlite3 cannot run other statements
      * mid-iteration).
      */
-    async *zakatRows(query: { sink: string; start: string; end: string }): AsyncGenerator<ZakatReportRow> {
+    async *zakatRows(query: ZakatQuery): AsyncGenerator<ZakatReportRow> {
+      const { use, params } = bind(query);
       let after = 0;
       for (;;) {
-        const rows = seek.all({ ...query, after, limit: CHUNK });
+        const rows = use.seek.all({ ...params, after, limit: CHUNK });
         for (const row of rows) yield row;
         const last = rows.at(-1);
         if (!last || rows.length < CHUNK) return;

@@ -72,6 +72,7 @@ export function normaliseRecord(record: BankTransaction): NormalisedRecord {
     amountSen,
     name: record.name.trim(),
     email,
+    dataEmail,
     timeUtc: time.toISOString(),
     businessDate: businessDate(time),
     zakatName: trimmed(data.zakat_name),

@@ -50,7 +50,7 @@ function payment(orderNo: string, agencyCode: string, createdAt: string, status:
   } satisfies PaymentRow;
 }
 
-test('payment pages and totals (kept as day counts) equal a plain sorted filter, through status changes', async (t) => {
+test('payment pages, totals and streams of one agency or several equal a plain sorted filter, through status changes', async (t) => {
   const store = openStore(path.join(tempDir(t), 'amil.db'));
   // A second connection changes statuses behind the store's back: the counts follow by trigger.
   const raw = new Database(store.file);
@@ -74,6 +74,8 @@ test('payment pages and totals (kept as day counts) equal a plain sorted filter,
       fc.array(fc.record({ index: fc.nat(), status: fc.constantFrom(...STATUSES) }), { maxLength: 8 }),
       fc.array(
         fc.record({
+          // One agency, or the combined report of a token covering both (given in either order).
+          scope: fc.constantFrom('mine', 'both', 'both reversed'),
           range: fc.constantFrom(...RANGES),
           approved: fc.option(fc.boolean(), { nil: undefined }),
           limit: fc.integer({ min: 1, max: 7 }),
@@ -105,8 +107,9 @@ test('payment pages and totals (kept as day counts) equal a plain sorted filter,
 
         for (const q of queries) {
           const [firstDay, lastDay] = q.range;
+          const agencies = q.scope === 'mine' ? [mine] : q.scope === 'both' ? [mine, other] : [other, mine];
           const expected = model
-            .filter((row) => row.agencyCode === mine)
+            .filter((row) => agencies.includes(row.agencyCode))
             .filter((row) => {
               const day = businessDate(new Date(row.createdAt));
               return day >= firstDay && day <= lastDay;
@@ -115,7 +118,7 @@ test('payment pages and totals (kept as day counts) equal a plain sorted filter,
             .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.orderNo.localeCompare(b.orderNo))
             .map((row) => `${row.orderNo}:${row.status}`);
           const filter = {
-            agency: mine,
+            agency: agencies.length === 1 ? mine : agencies,
             firstDay,
             lastDay,
             ...(q.approved !== undefined && { isApproved: q.approved }),
@@ -127,6 +130,9 @@ test('payment pages and totals (kept as day counts) equal a plain sorted filter,
             rows.map((row) => `${row.orderNo}:${row.status}`),
             expected.slice(q.page * q.limit, (q.page + 1) * q.limit),
           );
+          const streamed: string[] = [];
+          for await (const row of store.payments.all(filter)) streamed.push(`${row.orderNo}:${row.status}`);
+          assert.deepEqual(streamed, expected, 'every row streamed, in report order');
         }
       },
     ),

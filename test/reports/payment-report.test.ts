@@ -219,3 +219,80 @@ test('items=-1 streams every row once, across chunk boundaries and equal timesta
   assert.equal(new Set(body.data.map((r) => r.fpx_seller_order_no)).size, 2500);
   assert.equal(body.stats.total_rows, 2500);
 });
+
+test('a token covering several agencies and no agency gets their combined payment report, paged exactly', async (t) => {
+  const app = await paymentsApp(t);
+  const both = { authorization: `Bearer ${await token(app, ['LZS', 'PPZ'])}` };
+  const response = await get(app, '/api/report/v1/payment?items=-1', both);
+  assert.equal(response.status, 200);
+  const all = (await response.json()) as Envelope;
+  assert.equal(all.data.length, 21);
+  assert.equal(all.stats.total_rows, 21);
+  assert.deepEqual([...new Set(all.data.map((r) => r.agency))].sort(), ['LZS', 'PPZ']);
+  assert.ok(
+    all.data.every((r) => String(r.fpx_seller_order_no).startsWith(`AM${String(r.agency)}`)),
+    'each row says its own agency',
+  );
+  const keys = all.data.map((r) => `${String(r.created_date)} ${String(r.fpx_seller_order_no)}`);
+  assert.deepEqual(keys, [...keys].sort(), 'one order across agencies: created_date, then order number');
+
+  for (const items of [1, 2, 4, 5, 21, 50]) {
+    const seen: unknown[] = [];
+    for (let page = 0; page < 40; page += 1) {
+      const body = (await (
+        await get(app, `/api/report/v1/payment?items=${items}&page=${page}`, both)
+      ).json()) as Envelope;
+      assert.equal(body.stats.total_pages, Math.ceil(21 / items), `items=${items}`);
+      seen.push(...body.data.map((r) => r.fpx_seller_order_no));
+      if (body.data.length < items) break;
+    }
+    assert.deepEqual(
+      seen,
+      all.data.map((r) => r.fpx_seller_order_no),
+      `items=${items}: the streamed order, each row once`,
+    );
+  }
+
+  const approvedPpz = (await (
+    await get(app, '/api/report/v1/payment?items=-1&is_approved=1&agency=PPZ', both)
+  ).json()) as Envelope;
+  assert.deepEqual(
+    approvedPpz.data.map((r) => r.fpx_seller_order_no),
+    ['AMPPZ0001', 'AMPPZ0002'],
+  );
+  const byOrder = (await (
+    await get(app, '/api/report/v1/payment?seller_order_no=AMPPZ0002', both)
+  ).json()) as Envelope;
+  assert.deepEqual(
+    byOrder.data.map((r) => r.agency),
+    ['PPZ'],
+  );
+  // A signed GET fixes one agency (spec 4.2): without agency it is refused, and shows nothing.
+  const unsigned = await get(app, signGet('/api/report/v1/payment', { items: '-1' }, LZS_KEY, NOW));
+  assert.equal(unsigned.status, 401);
+  assert.ok(!(await unsigned.text()).includes('AMLZS'));
+});
+
+test('a combined items=-1 merges the agencies in report order, across chunk boundaries and equal timestamps', async (t) => {
+  const app = await startApp(t, {}, { clock: fixedClock(NOW) });
+  const db = new Database(app.deps.store.file);
+  onCleanup(t, () => db.close());
+  const insert = db.prepare(
+    `INSERT INTO payments (order_no, agency_code, ref_no, amount_sen, email, return_url, status, created_at, updated_at)
+     VALUES (?, ?, ?, 1000, 'x@example.my', 'http://127.0.0.1/r', 'success', ?, ?)`,
+  );
+  db.transaction(() => {
+    // Two agencies' orders interleaved on five shared timestamps; PPZ has more than one chunk of its own.
+    for (let i = 0; i < 3000; i += 1) {
+      const at = `2026-11-21T0${i % 5}:00:00.000Z`;
+      insert.run(`AM${String(i).padStart(6, '0')}`, i % 3 === 0 ? 'LZS' : 'PPZ', `R${i}`, at, at);
+    }
+  })();
+  const auth = { authorization: `Bearer ${await token(app, ['PPZ', 'LZS'])}` };
+  const body = (await (await get(app, '/api/report/v1/payment?items=-1', auth)).json()) as Envelope;
+  const keys = body.data.map((r) => `${String(r.created_date)} ${String(r.fpx_seller_order_no)}`);
+  assert.equal(keys.length, 3000);
+  assert.equal(new Set(keys).size, 3000);
+  assert.deepEqual(keys, [...keys].sort(), 'created_date, then order number, across both agencies');
+  assert.equal(body.stats.total_rows, 3000);
+});

@@ -4,7 +4,7 @@ import { UnsecuredJWT } from 'jose';
 import { signGet } from '../../core/signatures.ts';
 import { createInProcessRelay } from '../../pipeline/relay.ts';
 import { fixedClock } from '../../core/clock.ts';
-import { bankRecord, problemOf, reportToken, startApp, type TestApp } from '../helpers.ts';
+import { bankRecord, fitrahRecord, problemOf, reportToken, startApp, type TestApp } from '../helpers.ts';
 
 const LZS_KEY = 'c3b5a0e2-7f1d-4c8e-9a6b-2d4f8e1a3b5c';
 const PPZ_KEY = '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
@@ -164,4 +164,110 @@ test('/api/version and /api/echo answer without auth', async (t) => {
     query: Record<string, string>;
   };
   assert.deepEqual([echo.status, echo.query], ['OK', { ping: '1' }]);
+});
+
+test('a token covering several agencies and no agency gets their combined report, each row naming its agency', async (t) => {
+  const app = await reportApp(t);
+  const both = { authorization: `Bearer ${await reportToken(app, ['LZS', 'PPZ'], NOW)}` };
+  const agencyOf = (orderno: string) => orderno.split('-')[0];
+
+  const response = await get(app, `${PATH}?start=2026-11-20&items=-1`, both);
+  assert.equal(response.status, 200);
+  const all = (await response.json()) as Envelope;
+  assert.equal(all.data.length, 28);
+  assert.equal(all.stats.total_rows, 28);
+  assert.ok(
+    all.data.every((r) => r.agency === agencyOf(r.orderno)),
+    'each row says its own agency',
+  );
+
+  for (const items of [1, 4, 5, 28, 100]) {
+    const seen: string[] = [];
+    for (let page = 0; ; page += 1) {
+      const body = (await (
+        await get(app, `${PATH}?start=2026-11-20&items=${items}&page=${page}`, both)
+      ).json()) as Envelope;
+      assert.equal(body.stats.total_pages, Math.ceil(28 / items), `items=${items}`);
+      assert.equal(body.stats.total_rows, 28, `items=${items}`);
+      assert.ok(body.data.every((r) => r.agency === agencyOf(r.orderno)));
+      seen.push(...body.data.map((r) => r.orderno));
+      if (body.data.length < items) break;
+      assert.ok(page < 40, 'paging ends');
+    }
+    assert.deepEqual(
+      seen,
+      all.data.map((r) => r.orderno),
+      `items=${items}: the streamed order, each row once`,
+    );
+  }
+
+  // Naming one agency still narrows the report to it.
+  const ppz = (await (
+    await get(app, `${PATH}?start=2026-11-20&items=-1&agency=PPZ`, both)
+  ).json()) as Envelope;
+  assert.deepEqual(
+    ppz.data.map((r) => r.orderno),
+    ['PPZ-0', 'PPZ-1', 'PPZ-2', 'PPZ-3', 'PPZ-4'],
+  );
+  // An empty agency is a mistake, not a request for everything.
+  const empty = await get(app, `${PATH}?start=2026-11-20&agency=`, both);
+  assert.equal(empty.status, 400);
+  assert.deepEqual(
+    (await problemOf(empty)).errors?.map((e) => e.pointer),
+    ['/agency'],
+  );
+  // A signed GET fixes one agency (spec 4.2, 5.2): without agency it is refused, and shows nothing.
+  const unsigned = await get(app, signGet(PATH, { start: '2026-11-20', items: '-1' }, LZS_KEY, NOW));
+  assert.equal(unsigned.status, 401);
+  assert.ok(!(await unsigned.text()).includes('LZS-0'));
+});
+
+test('every field of spec 2.5 reaches the agency in the zakat report', async (t) => {
+  const app = await startApp(t, {}, { clock: fixedClock(NOW) });
+  const record = bankRecord({ orderno: 'FULL-1', email: 'aisyah@example.my' });
+  record.data = {
+    ...record.data,
+    email: 'Keluarga.Aisyah@Example.MY',
+    zakat_address: 'No 1, Jalan Damai',
+    zakat_postcode: '40100',
+    zakat_city: 'Shah Alam',
+    zakat_amount: '150.5',
+  };
+  const fitrah = fitrahRecord({ orderno: 'FULL-2' });
+  assert.equal((await app.postBatch({ transactions: [record, fitrah] })).status, 200);
+  await createInProcessRelay(app.deps).drain();
+  const token = await reportToken(app, ['LZS'], NOW);
+  const body = (await (
+    await get(app, `${PATH}?start=2026-11-20&items=-1`, { authorization: `Bearer ${token}` })
+  ).json()) as { data: Record<string, unknown>[] };
+  const [full, fitrahRow] = body.data;
+  assert.deepEqual(full, {
+    orderno: 'FULL-1',
+    created_date: '2026-11-20 09:15:23',
+    business_date: '2026-11-20',
+    status: 'success',
+    amount: '150.50',
+    name: 'Nur Aisyah binti Ahmad',
+    email: 'aisyah@example.my',
+    data_email: 'keluarga.aisyah@example.my',
+    zakat_name: 'Nur Aisyah binti Ahmad',
+    zakat_ic_no: '850312105432',
+    zakat_phone: '0123456789',
+    zakat_address: 'No 1, Jalan Damai',
+    zakat_postcode: '40100',
+    zakat_city: 'Shah Alam',
+    zakat_state: 'selangor',
+    zakat_type: 'zakat_pendapatan',
+    zakat_type_raw: 'zakat_pendapatan',
+    zakat_year: '2026',
+    zakat_amount: '150.50',
+    zakat_rate: null,
+    zakat_dependant: null,
+    exceptions: ['EMAIL_MISMATCH'],
+    agency: 'LZS',
+  });
+  assert.deepEqual(
+    [fitrahRow?.zakat_type, fitrahRow?.zakat_rate, fitrahRow?.zakat_dependant, fitrahRow?.zakat_amount],
+    ['fitrah', '7.00', 4, '28.00'],
+  );
 });
