@@ -48,10 +48,13 @@ export function signMessage(message: string, apiKey: string): string {
   return createHmac('sha256', apiKeyBytes(apiKey)).update(message, 'utf8').digest('hex').slice(0, 16);
 }
 
-/** Constant-time comparison of two signatures; a malformed one never matches. */
+/**
+ * Constant-time comparison of two signatures; a malformed one never matches. Hex is case-insensitive, so
+ * upper-case (what .NET's Convert.ToHexString writes) matches too.
+ */
 export function signaturesEqual(expected: string, received: string): boolean {
-  if (!/^[0-9a-f]{16}$/.test(received)) return false;
-  return timingSafeEqual(Buffer.from(expected), Buffer.from(received));
+  if (!/^[0-9a-f]{16}$/i.test(received)) return false;
+  return timingSafeEqual(Buffer.from(expected), Buffer.from(received.toLowerCase()));
 }
 
 const nowSeconds = (now: Date) => Math.floor(now.getTime() / 1000);
