@@ -105,6 +105,12 @@ export function verifyCallback(form: URLSearchParams | Params, apiKey: string): 
   return signaturesEqual(signCallback(fields, apiKey), received);
 }
 
+/**
+ * The key a request naming an agency that does not exist (or has no key) is checked against, so it gets
+ * the answer a wrong signature gets, `exp` checks included: the answer never tells which agencies exist.
+ */
+export const NO_SUCH_AGENCY_KEY = '00000000-0000-4000-8000-000000000000';
+
 /** Why a signed request was refused; each is its own problem type (never revealing the expected value). */
 export type SignatureRefusal =
   | 'signature-missing'
