@@ -48,10 +48,13 @@ export function signMessage(message: string, apiKey: string): string {
   return createHmac('sha256', apiKeyBytes(apiKey)).update(message, 'utf8').digest('hex').slice(0, 16);
 }
 
-/** Constant-time comparison of two signatures; a malformed one never matches. */
+/**
+ * Constant-time comparison of two signatures; a malformed one never matches. Hex is case-insensitive, so
+ * upper-case (what .NET's Convert.ToHexString writes) matches too.
+ */
 export function signaturesEqual(expected: string, received: string): boolean {
-  if (!/^[0-9a-f]{16}$/.test(received)) return false;
-  return timingSafeEqual(Buffer.from(expected), Buffer.from(received));
+  if (!/^[0-9a-f]{16}$/i.test(received)) return false;
+  return timingSafeEqual(Buffer.from(expected), Buffer.from(received.toLowerCase()));
 }
 
 const nowSeconds = (now: Date) => Math.floor(now.getTime() / 1000);
@@ -101,6 +104,12 @@ export function verifyCallback(form: URLSearchParams | Params, apiKey: string): 
   if (received === undefined) return false;
   return signaturesEqual(signCallback(fields, apiKey), received);
 }
+
+/**
+ * The key a request naming an agency that does not exist (or has no key) is checked against, so it gets
+ * the answer a wrong signature gets, `exp` checks included: the answer never tells which agencies exist.
+ */
+export const NO_SUCH_AGENCY_KEY = '00000000-0000-4000-8000-000000000000';
 
 /** Why a signed request was refused; each is its own problem type (never revealing the expected value). */
 export type SignatureRefusal =

@@ -30,12 +30,29 @@ export function nextDay(day: string): string {
 }
 
 /**
- * Parses an RFC 3339 date-time that carries an offset (already checked by the schema) to an instant.
+ * An ISO 8601 date-time with an offset (already checked by the schema), its parts read. The offset may be
+ * `Z`, `+hh:mm`, `+hhmm` or `+hh` (ISO 8601 allows all three; many bank systems write `+0800`).
+ */
+const OFFSET_DATE_TIME =
+  /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?)(?:Z|([+-])(\d{2})(?::(\d{2})|(\d{2}))?)$/;
+
+/** The same date-time with its offset written `+hh:mm` (`+0800` and `+08` are `+08:00`); `Z` kept. */
+export function normaliseOffset(value: string): string {
+  const match = OFFSET_DATE_TIME.exec(value);
+  if (!match) return value;
+  const [, local, sign, oh, withColon, withoutColon] = match;
+  return sign ? `${local}${sign}${oh}:${withColon ?? withoutColon ?? '00'}` : value;
+}
+
+/**
+ * Parses an ISO 8601 date-time that carries an offset (already checked by the schema) to an instant.
  * Fractions beyond milliseconds are truncated.
  */
 export function parseOffsetDateTime(value: string): Date | undefined {
   const match =
-    /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|([+-])(\d{2}):(\d{2}))$/.exec(value);
+    /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|([+-])(\d{2}):(\d{2}))$/.exec(
+      normaliseOffset(value),
+    );
   if (!match) return undefined;
   const [, y, mo, d, h, mi, s, frac = '', zone, sign, oh, om] = match;
   const ms = Number(frac.padEnd(3, '0').slice(0, 3));

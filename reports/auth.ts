@@ -12,7 +12,8 @@ import { verifySignedRequest } from '../core/signatures.ts';
  */
 export function requireReportAuth(deps: Deps) {
   return async (ctx: Context, next: Next): Promise<void> => {
-    const bearer = /^Bearer (\S+)$/.exec(ctx.get('authorization'))?.[1];
+    // The scheme name is case-insensitive (RFC 9110, 11.1): `bearer` and `BEARER` are Bearer too.
+    const bearer = /^Bearer +(\S+)$/i.exec(ctx.get('authorization'))?.[1];
     if (bearer) {
       const result = await verifyReportToken(
         deps.store,

@@ -97,7 +97,8 @@ export function mountReports(router: Router, deps: Deps): void {
         history: order.events.map((e) => ({
           at: formatKl(new Date(e.at)),
           status: e.status,
-          fpx_debit_auth_code: e.debitAuthCode,
+          // "" before the bank answers (the order's creation), as every other code field of the API.
+          fpx_debit_auth_code: e.debitAuthCode ?? '',
           source: e.source,
         })),
         // The direct callbacks of this order and every delivery attempt, for a merchant asking "did you call me?".

@@ -51,7 +51,9 @@ export function checkoutPaths(): Json {
           '400': problem(
             'A field appears twice, the form is broken, or a field is named __proto__, constructor or prototype.',
           ),
-          '401': problem('Signature or exp missing, malformed, expired or wrong.'),
+          '401': problem(
+            'Signature or exp missing, malformed, expired or wrong (an unknown agency is answered the same way).',
+          ),
           '409': problem('The refNo has an order for another amount, or is already paid, or failed.'),
           '413': problem('The form is over 16 KiB.'),
           '415': problem('Not application/x-www-form-urlencoded.'),

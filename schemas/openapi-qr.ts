@@ -42,6 +42,20 @@ const generatorErrors = (extra: Json = {}): Json => ({
 
 export function qrPaths(): Json {
   return {
+    '/qr2': {
+      servers: hostServer('base_url'),
+      get: {
+        operationId: 'redirectUnsignedQr',
+        tags: TAGS,
+        summary: 'Redirects to /qr2/, the query kept',
+        responses: {
+          '301': {
+            description: 'Moved permanently to /qr2/ with the same query',
+            headers: { Location: { schema: { type: 'string' } } },
+          },
+        },
+      },
+    },
     '/qr2/': {
       servers: hostServer('base_url'),
       get: {

@@ -41,17 +41,20 @@ export interface BankTransaction {
   name: string;
   email: string;
   /**
-   * RFC 3339 / ISO 8601 date-time with a mandatory offset (Z or +hh:mm).
+   * ISO 8601 date-time with a mandatory offset: Z, +hh:mm, or +hhmm and +hh (read as +hh:mm). The T separator is required.
    */
   time: string;
   status: 'success' | 'pending' | 'failed';
   data: BankZakatData;
 }
 /**
- * Zakat details; every field optional. Omit a field rather than sending an empty string.
+ * Zakat details; every field optional. An empty string in a free-text field (zakat_name, zakat_address, zakat_city) is stored as absent; elsewhere omit the field rather than sending an empty string.
  */
 export interface BankZakatData {
   email?: string;
+  /**
+   * Free text; an empty string is stored as absent.
+   */
   zakat_name?: string;
   /**
    * Malaysian IC (MyKad) number, 12 digits, no dashes.
@@ -94,8 +97,14 @@ export interface BankZakatData {
    * 10 to 12 digits.
    */
   zakat_phone?: string;
+  /**
+   * Free text; an empty string is stored as absent.
+   */
   zakat_address?: string;
   zakat_postcode?: string;
+  /**
+   * Free text; an empty string is stored as absent.
+   */
   zakat_city?: string;
   /**
    * Ringgit as a numeric string with optional decimals (at most two): "100", "100.5", "100.50".

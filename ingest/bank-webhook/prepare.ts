@@ -3,11 +3,13 @@ import type { BankRoute } from '../../core/config.ts';
 import type { PreparedRecord } from '../../core/store/index.ts';
 import { canonicalJson, sha256Hex } from '../../core/canonical-json.ts';
 import { ringgitNumberToSen } from '../../core/money.ts';
-import { businessDate, parseOffsetDateTime } from '../../core/time.ts';
+import { businessDate, normaliseOffset, parseOffsetDateTime } from '../../core/time.ts';
 
 /**
  * Derives what the store keeps of a schema-valid record: integer sen, the UTC instant and its
  * Asia/Kuala_Lumpur business date, the route, and the canonical form that "identical" is judged on.
+ * The stored record reads an empty optional string as absent and the offset as `+hh:mm`, so a resend
+ * written either way is the same record; the archive keeps the body as it came.
  */
 export function prepareRecord(
   record: BankTransaction,
@@ -16,7 +18,11 @@ export function prepareRecord(
   const route = routes[record.agency];
   const time = parseOffsetDateTime(record.time);
   if (!route || !time) throw new Error('prepareRecord needs a schema-valid record');
-  const canonical = canonicalJson(record);
+  const canonical = canonicalJson({
+    ...record,
+    time: normaliseOffset(record.time),
+    data: withoutEmptyStrings(record.data),
+  });
   return {
     orderno: record.orderno,
     bankAgency: record.agency,
@@ -32,4 +38,9 @@ export function prepareRecord(
     canonical,
     sha256: sha256Hex(canonical),
   };
+}
+
+/** `data` without its empty strings: the schema lets only free-text fields be empty, meaning not given. */
+function withoutEmptyStrings(data: BankTransaction['data']): BankTransaction['data'] {
+  return Object.fromEntries(Object.entries(data).filter(([, value]) => value !== ''));
 }

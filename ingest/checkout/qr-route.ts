@@ -13,6 +13,16 @@ import { checkPayLink } from './pay-links.ts';
  * refNo and amount, a valid signature if signed), so this is no open QR generator for phishing links.
  */
 export function mountUnsignedQr(router: Router, deps: Deps): void {
+  // The spec writes /qr2/; a link typed or pasted without the slash still finds it, query kept.
+  // The router matches /qr2/ here too (trailing slash optional): only the bare path is redirected.
+  router.get('/qr2', async (ctx, next) => {
+    if (ctx.path !== '/qr2') {
+      await next();
+      return;
+    }
+    ctx.status = 301;
+    ctx.redirect(`/qr2/${ctx.search}`);
+  });
   router.get('/qr2/', async (ctx) => {
     requireAcquirer(deps.acquirer);
     const q = ctx.query.q;

@@ -3,7 +3,7 @@ import type { Deps } from '../../core/deps.ts';
 import { DomainError } from '../../core/errors.ts';
 import { isForbiddenAddress } from '../../core/outbound/callback-client.ts';
 import { parseOrderFields } from '../../core/payments/order-fields.ts';
-import { verifySignedRequest } from '../../core/signatures.ts';
+import { NO_SUCH_AGENCY_KEY, verifySignedRequest } from '../../core/signatures.ts';
 import type { AgencyRow, NewOrder, OrderRow } from '../../core/store/index.ts';
 import { businessDate } from '../../core/time.ts';
 import type { FieldError } from '../../schemas/index.ts';
@@ -41,12 +41,18 @@ export async function openOrder(
     { returnUrlOptional: fromPayLink },
   );
   const agency = await deps.store.agencies.get(input.agency);
-  if (!agency) {
-    throw new DomainError('validation-failed', 'The payment order is not valid.', [
-      { pointer: '/agency', message: 'is not a known agency' },
-    ]);
-  }
   const now = deps.clock.now();
+  if (!agency) {
+    // As the QR generators: answered as an agency that exists whose signature does not verify.
+    const refusal = verifySignedRequest({
+      method: 'POST',
+      path: options.path,
+      entries,
+      apiKey: NO_SUCH_AGENCY_KEY,
+      now,
+    });
+    throw new DomainError(refusal ?? 'signature-mismatch');
+  }
   if (!fromPayLink) await checkSignature(deps, agency, entries, options.path, now);
 
   const errors: FieldError[] = [];

@@ -134,3 +134,25 @@ test('a __proto__ field added to a signed request or callback breaks the signatu
   form.append('__proto__', 'x');
   assert.equal(verifyCallback(form, key), false);
 });
+
+test('a signature in upper-case hex (what .NET Convert.ToHexString writes) is accepted on requests and callbacks', () => {
+  const url = new URL(signGet('/api/report/v1/payment', { agency: 'LZS' }, KEY, NOW), 'http://x');
+  const upper = [...url.searchParams.entries()].map(
+    ([k, v]) => [k, k === 'signature' ? v.toUpperCase() : v] as const,
+  );
+  assert.match(url.searchParams.get('signature') ?? '', /[a-f]/, 'the vector has letters to change case');
+  const verify = (entries: (readonly [string, string])[]) =>
+    verifySignedRequest({ method: 'GET', path: url.pathname, entries, apiKey: KEY, now: NOW });
+  assert.equal(verify(upper), undefined);
+  const wrong = upper.map(([k, v]) => [k, k === 'signature' ? `${v.slice(0, 15)}G` : v] as const);
+  assert.equal(verify(wrong), 'signature-mismatch', 'hex digits only, in either case');
+
+  const fields = { status: 'success', orderNo: 'AM1', extraData: 'a~b' };
+  const signature = signCallback(fields, KEY);
+  assert.match(signature, /[a-f]/);
+  assert.equal(verifyCallback({ ...fields, signature: signature.toUpperCase() }, KEY), true);
+  assert.equal(
+    verifyCallback({ ...fields, signature: signature.toUpperCase(), status: 'failed' }, KEY),
+    false,
+  );
+});

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
 import { bankRecord, fitrahRecord, problemOf, startApp } from '../helpers.ts';
 import type { BankTransaction } from '../../schemas/index.ts';
 
@@ -53,8 +54,18 @@ const INVALID: { rule: string; mutate: Mutate; pointer: string; message?: RegExp
     pointer: '/time',
   },
   {
-    rule: 'time with an offset lacking a colon',
-    mutate: (r) => (r.time = '2026-11-20T09:15:23+0800'),
+    rule: 'time with a three-digit offset',
+    mutate: (r) => (r.time = '2026-11-20T09:15:23+080'),
+    pointer: '/time',
+  },
+  {
+    rule: 'time with an offset of 24 hours',
+    mutate: (r) => (r.time = '2026-11-20T09:15:23+2400'),
+    pointer: '/time',
+  },
+  {
+    rule: 'time with an offset mixing both forms',
+    mutate: (r) => (r.time = '2026-11-20T09:15:23+08:0'),
     pointer: '/time',
   },
   { rule: 'orderno empty', mutate: (r) => (r.orderno = ''), pointer: '/orderno' },
@@ -62,8 +73,11 @@ const INVALID: { rule: string; mutate: Mutate; pointer: string; message?: RegExp
   { rule: 'orderno too long', mutate: (r) => (r.orderno = 'X'.repeat(65)), pointer: '/orderno' },
   { rule: 'name empty', mutate: (r) => (r.name = ''), pointer: '/name' },
   { rule: 'name blank', mutate: (r) => (r.name = '   '), pointer: '/name' },
-  { rule: 'zakat_city empty', mutate: (r) => (r.data.zakat_city = ''), pointer: '/data/zakat_city' },
-  { rule: 'zakat_address empty', mutate: (r) => (r.data.zakat_address = ''), pointer: '/data/zakat_address' },
+  {
+    rule: 'zakat_city too long',
+    mutate: (r) => (r.data.zakat_city = 'C'.repeat(101)),
+    pointer: '/data/zakat_city',
+  },
   { rule: 'name too long', mutate: (r) => (r.name = 'N'.repeat(201)), pointer: '/name' },
   {
     rule: 'unknown property on a record',
@@ -200,6 +214,12 @@ test('the bank webhook schema', async (t) => {
     { variant: 'a UTC time', record: bankRecord({ time: '2026-11-20T01:15:23Z' }) },
     { variant: 'fractional seconds', record: bankRecord({ time: '2026-11-20T09:15:23.123+08:00' }) },
     { variant: 'a negative offset', record: bankRecord({ time: '2026-11-19T20:15:23-05:00' }) },
+    {
+      variant: 'an offset without a colon (+0800)',
+      record: bankRecord({ time: '2026-11-20T09:15:23+0800' }),
+    },
+    { variant: 'an offset in hours only (+08)', record: bankRecord({ time: '2026-11-20T09:15:23+08' }) },
+    { variant: 'an empty zakat_city', record: bankRecord({ data: { zakat_city: '' } }) },
     { variant: 'an empty data object', record: bankRecord({ data: {} }) },
     { variant: 'a fitrah record with rate and dependants', record: fitrahRecord() },
     { variant: 'a BANK live-test record', record: bankRecord({ agency: 'BANK', amount: 1 }) },
@@ -312,8 +332,64 @@ test('the bank webhook schema', async (t) => {
 
   await t.test('stored nothing from any refused batch', async () => {
     const counts = await app.deps.store.bankPostings.counts();
-    // Only the accepted batches above: 14 single records, 30 states/types, 1 $schema batch.
-    assert.equal(counts.postings, 14 + 30 + 1);
-    assert.equal(counts.batches, 14 + 1 + 1);
+    // Only the accepted batches above: 17 single records, 30 states/types, 1 $schema batch.
+    assert.equal(counts.postings, 17 + 30 + 1);
+    assert.equal(counts.batches, 17 + 1 + 1);
   });
+});
+
+test('an empty optional free-text field is stored as absent, and the archive keeps the body as it came', async (t) => {
+  const app = await startApp(t);
+  const base = bankRecord();
+  const record = { ...base, data: { ...base.data, zakat_name: '', zakat_address: '', zakat_city: '' } };
+  const text = JSON.stringify({ transactions: [record] });
+  const response = await app.postBatch(text);
+  assert.equal(response.status, 200, await response.clone().text());
+
+  const stored = await app.deps.store.bankPostings.get('demo-bank', record.orderno);
+  assert.ok(stored);
+  const data = (JSON.parse(stored.record) as { data: Record<string, string> }).data;
+  for (const field of ['zakat_name', 'zakat_address', 'zakat_city']) {
+    assert.equal(Object.hasOwn(data, field), false, `${field} is absent, not ""`);
+  }
+  assert.equal(data.zakat_postcode, '40100', 'the other fields are kept');
+
+  const again = { ...base, data: { ...base.data } };
+  delete again.data.zakat_name;
+  delete again.data.zakat_address;
+  delete again.data.zakat_city;
+  const resent = (await (await app.postBatch({ transactions: [again] })).json()) as {
+    results: { outcome: string }[];
+  };
+  assert.equal(resent.results[0]?.outcome, 'duplicate', 'the same record without the fields is identical');
+
+  const db = new Database(app.deps.store.file, { readonly: true });
+  t.after(() => db.close());
+  const [first] = db.prepare('SELECT body FROM webhook_batches ORDER BY received_at').all() as {
+    body: Buffer;
+  }[];
+  assert.equal(first?.body.toString('utf8'), text, 'the archive has the empty strings as sent');
+});
+
+test('+0800 and +08 are read as +08:00: the same instant and business day, and a resend with +08:00 is a duplicate', async (t) => {
+  const app = await startApp(t);
+  const colonless = bankRecord({ time: '2026-11-20T00:15:23+0800' });
+  const hoursOnly = bankRecord({ time: '2026-11-20T00:15:23.5+08' });
+  const west = bankRecord({ time: '2026-11-19T11:15:23-0500' });
+  const response = await app.postBatch({ transactions: [colonless, hoursOnly, west] });
+  assert.equal(response.status, 200, await response.clone().text());
+
+  const one = await app.deps.store.bankPostings.get('demo-bank', colonless.orderno);
+  assert.equal(one?.timeUtc, '2026-11-19T16:15:23.000Z');
+  assert.equal(one?.businessDate, '2026-11-20', 'the KL day of the instant, not the UTC one');
+  assert.equal(one?.timeRaw, '2026-11-20T00:15:23+0800', 'the time as the bank wrote it');
+  const two = await app.deps.store.bankPostings.get('demo-bank', hoursOnly.orderno);
+  assert.equal(two?.timeUtc, '2026-11-19T16:15:23.500Z');
+  const three = await app.deps.store.bankPostings.get('demo-bank', west.orderno);
+  assert.equal(three?.timeUtc, '2026-11-19T16:15:23.000Z');
+
+  const resent = (await (
+    await app.postBatch({ transactions: [{ ...colonless, time: '2026-11-20T00:15:23+08:00' }] })
+  ).json()) as { results: { outcome: string }[] };
+  assert.equal(resent.results[0]?.outcome, 'duplicate');
 });

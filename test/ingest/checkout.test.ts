@@ -8,6 +8,8 @@ import { createInProcessRelay } from '../../pipeline/relay.ts';
 import { orderAt, problemOf, startApp, type TestApp } from '../helpers.ts';
 import { LZS_KEY, postOrder, startMerchant } from '../support/merchant.ts';
 
+const OTHER_KEY = '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
+
 interface OrderJson {
   orderNo: string;
   status: string;
@@ -116,7 +118,6 @@ test('every field rule of 2.1 is refused with a pointer, and nothing is stored',
     [{ ...good, email: 'not-an-email' }, '/email', 'email address'],
     [{ ...good, returnUrl: 'ftp://127.0.0.1/x' }, '/returnUrl', 'http'],
     [{ ...good, returnUrl: 'https://evil.example.com/cb' }, '/returnUrl', 'not an allowed callback host'],
-    [{ ...good, agency: 'NOPE' }, '/agency', 'not a known agency'],
     [{ ...good, paymentCategory: 'zakat-kereta' }, '/paymentCategory', 'not a payment category'],
     [{ ...good, colour: 'red' }, '/colour', 'not an allowed property'],
   ];
@@ -157,6 +158,30 @@ test('signatures: required for agencies with a key, checked when sent, optional 
     { sign: false },
   );
   assert.equal(badlySigned.status, 401, 'a signature sent is checked even when unsigned orders are accepted');
+});
+
+test('an unknown agency is answered as the QR generators answer it: as an agency that exists, whose signature does not verify', async (t) => {
+  const app = await startApp(t);
+  const fields = order('http://127.0.0.1:9/return');
+  const unknown = { ...fields, agency: 'NOPE' };
+  const cases: [string, Promise<Response>, string][] = [
+    ['unsigned, a known agency', postOrder(app, fields, { sign: false }), 'exp-missing'],
+    ['unsigned, an unknown agency', postOrder(app, unknown, { sign: false }), 'exp-missing'],
+    ["signed with another agency's key", postOrder(app, fields, { key: OTHER_KEY }), 'signature-mismatch'],
+    ['signed, an unknown agency', postOrder(app, unknown), 'signature-mismatch'],
+    [
+      'signed long ago, an unknown agency',
+      postOrder(app, { ...unknown, exp: '1', signature: '0123456789abcdef' }, { sign: false }),
+      'exp-expired',
+    ],
+  ];
+  for (const [what, pending, type] of cases) {
+    const res = await pending;
+    assert.equal(res.status, 401, what);
+    const text = await res.text();
+    assert.equal((JSON.parse(text) as { type: string }).type, `https://docs.amil.my/problems/${type}`, what);
+    assert.doesNotMatch(text, /NOPE|known agency/, `${what}: the answer does not say which agencies exist`);
+  }
 });
 
 test('a refNo resumes its unpaid order at the same amount and is refused at another', async (t) => {

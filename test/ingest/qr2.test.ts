@@ -135,3 +135,23 @@ test('a code asked for again comes from the cache: no second render', async (t) 
   assert.equal(decodeQrPng(again).text, link);
   assert.deepEqual(app.deps.qr.stats(), { rendered: 1, cached: 1, offMainThread: true });
 });
+
+test('/qr2 without the slash redirects to /qr2/ with its query, and the redirect leads to the QR code', async (t) => {
+  const app = await startApp(t);
+  const link = `${app.url}/pay/LZS/zakat-fitrah/FITRAH%2042/28.00`;
+  const query = `?q=${encodeURIComponent(link)}&size=512`;
+  const res = await fetch(`${app.url}/qr2${query}`, { redirect: 'manual' });
+  assert.equal(res.status, 301);
+  assert.equal(res.headers.get('location'), `/qr2/${query}`);
+  const bare = await fetch(`${app.url}/qr2`, { redirect: 'manual' });
+  assert.equal(bare.headers.get('location'), '/qr2/', 'no query, none added');
+
+  const followed = await fetch(`${app.url}/qr2${query}`);
+  assert.equal(followed.status, 200);
+  assert.equal(followed.url, `${app.url}/qr2/${query}`);
+  assert.deepEqual(decodeQrPng(new Uint8Array(await followed.arrayBuffer())), {
+    text: link,
+    width: 512,
+    height: 512,
+  });
+});

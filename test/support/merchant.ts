@@ -20,6 +20,8 @@ export interface ReceivedCallback {
   headers: IncomingHttpHeaders;
   /** The body parsed as a form (empty for a GET). */
   form: URLSearchParams;
+  /** The body as it came (UTF-8): what a merchant's verifier in another language reads. */
+  body: string;
   answeredWith: number;
 }
 
@@ -59,7 +61,8 @@ export async function startMerchant(
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(shopPage(order));
         return;
       }
-      const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+      const body = Buffer.concat(chunks).toString('utf8');
+      const form = new URLSearchParams(body);
       const status = answer(form, received.length);
       received.push({
         method: req.method ?? '',
@@ -67,6 +70,7 @@ export async function startMerchant(
         contentType: req.headers['content-type'] ?? '',
         headers: req.headers,
         form,
+        body,
         answeredWith: status,
       });
       if (status < 300) {
