@@ -5,7 +5,6 @@ import path from 'node:path';
 import { Presets, SingleBar } from 'cli-progress';
 import { randomUUID } from 'node:crypto';
 import { Command, InvalidArgumentError } from 'commander';
-import { ConfigError } from '../core/config.ts';
 import { createDeps } from '../core/bootstrap.ts';
 import { createLogger } from '../core/logger.ts';
 import { generatePassword, hashPassword } from '../core/passwords.ts';
@@ -22,18 +21,20 @@ import {
 import { createBullRuntime } from '../pipeline/bullmq.ts';
 import { createInProcessRelay } from '../pipeline/relay.ts';
 import type { PipelineRuntime } from '../pipeline/runtime.ts';
+import { CliError, configureErrors, reportError } from './cli-errors.ts';
 import { runMain } from './run-main.ts';
 import { startWorker } from './start-worker.ts';
 import { asOfNow, reconSinks, runReconciliation } from '../pipeline/recon/run-day.ts';
 import { exportDay, readDayDir, replayDay } from '../pipeline/recon/replay.ts';
 import { compareWorkbooks } from '../reports/reconciliation/compare.ts';
 import { parseOffsetDateTime } from '../core/time.ts';
+import { version } from '../core/version.ts';
 
-const program = new Command('amil')
+const program = configureErrors(new Command('amil'))
   .description(
     'Operate amil: partners, agencies and keys, report tokens, anomalies, pipeline queues and workers',
   )
-  .showHelpAfterError();
+  .version(version, '-V, --version', 'print the version of amil');
 
 let deps: Deps | undefined;
 /** Opened on first use, so `--help` needs no database. The CLI logs warnings only, to stderr. */
@@ -105,8 +106,11 @@ partner
       ...(opts.label !== undefined && { label: opts.label }),
       now: clock.now(),
     });
+    if (revoked === 0)
+      throw new CliError(
+        `partner ${id} has no ${opts.label !== undefined ? `password "${opts.label}"` : 'password'} to revoke`,
+      );
     print(`Partner ${id}: ${revoked} password(s) revoked.`);
-    if (revoked === 0) process.exitCode = 1;
   });
 
 partner
@@ -172,11 +176,8 @@ anomalies
   )
   .action(async (id: string, opts: { note: string }) => {
     const { store, clock } = getDeps();
-    if (!(await store.anomalies.resolve(id, opts.note, clock.now()))) {
-      print(`No open anomaly ${id}.`);
-      process.exitCode = 1;
-      return;
-    }
+    if (!(await store.anomalies.resolve(id, opts.note, clock.now())))
+      throw new CliError(`no open anomaly ${id}`);
     print(`Anomaly ${id} resolved.`);
   });
 
@@ -438,11 +439,7 @@ callbacks
   .action(async (orderNo: string) => {
     const deps = getDeps();
     const id = await deps.store.checkout.redeliver(orderNo, deps.clock.now().toISOString());
-    if (id === undefined) {
-      print(`Order ${orderNo} has no callback to send again.`);
-      process.exitCode = 1;
-      return;
-    }
+    if (id === undefined) throw new CliError(`order ${orderNo} has no callback to send again`);
     print(
       `Callback ${id} of ${orderNo} queued; the pipeline delivers it (embedded: the web process; Redis: the workers).`,
     );
@@ -485,11 +482,7 @@ token
   .argument('<jti>', 'the token id printed by mint')
   .action(async (jti: string) => {
     const { store, clock } = getDeps();
-    if (!(await store.reportTokens.revoke(jti, clock.now()))) {
-      print(`No unrevoked token ${jti}.`);
-      process.exitCode = 1;
-      return;
-    }
+    if (!(await store.reportTokens.revoke(jti, clock.now()))) throw new CliError(`no unrevoked token ${jti}`);
     print(`Token ${jti} revoked.`);
   });
 
@@ -568,6 +561,8 @@ recon
   .action(async (opts: { day: string; agency?: string }) => {
     const d = getDeps();
     const sinks = opts.agency ? [sinkOf(opts.agency)] : await reconSinks(d);
+    for (const sink of sinks)
+      if (sink !== TEST_SINK && !(await d.store.agencies.get(sink))) throw new CliError(`no agency ${sink}`);
     const asOf = await asOfNow(d);
     for (const sink of sinks) {
       const {
@@ -766,10 +761,7 @@ async function withRuntime(use: (runtime: PipelineRuntime) => Promise<void>): Pr
 try {
   await program.parseAsync();
 } catch (err) {
-  const message =
-    err instanceof ConfigError || err instanceof InvalidArgumentError ? err.message : String(err);
-  process.stderr.write(`amil: ${message}\n`);
-  process.exitCode = 1;
+  process.exitCode = reportError(err, (text) => process.stderr.write(text));
 } finally {
   deps?.store.close();
 }
