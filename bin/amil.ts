@@ -27,7 +27,8 @@ import { startWorker } from './start-worker.ts';
 import { asOfNow, reconSinks, runReconciliation } from '../pipeline/recon/run-day.ts';
 import { exportDay, readDayDir, replayDay } from '../pipeline/recon/replay.ts';
 import { compareWorkbooks } from '../reports/reconciliation/compare.ts';
-import { parseOffsetDateTime } from '../core/time.ts';
+import { systemClock } from '../core/clock.ts';
+import { businessDate, isCalendarDay, parseOffsetDateTime, prevDay } from '../core/time.ts';
 import { version } from '../core/version.ts';
 
 const program = configureErrors(new Command('amil'))
@@ -539,8 +540,17 @@ queues
   });
 
 const day = (value: string): string => {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`)))
-    throw new InvalidArgumentError('a day is YYYY-MM-DD (Asia/Kuala_Lumpur)');
+  if (!isCalendarDay(value))
+    throw new InvalidArgumentError(`${value} is not a day that exists (YYYY-MM-DD, Asia/Kuala_Lumpur)`);
+  return value;
+};
+/** A day already over in Kuala Lumpur: a workbook of a day still running would be mailed half-empty. */
+const pastDay = (value: string): string => {
+  const today = businessDate(systemClock.now());
+  if (day(value) >= today)
+    throw new InvalidArgumentError(
+      `${value} is not over yet in Kuala Lumpur (today there is ${today}); the latest day to reconcile is ${prevDay(today)}`,
+    );
   return value;
 };
 const sinkName = (sink: string) => (sink === TEST_SINK ? 'BANK-TEST' : sink);
@@ -556,7 +566,7 @@ recon
     'Build the workbooks of one business day now (every agency and the bank test report, or one), record ' +
       'the run, report what changed since the previous run of that day, and queue the e-mails',
   )
-  .requiredOption('--day <day>', 'business day, YYYY-MM-DD (Asia/Kuala_Lumpur)', day)
+  .requiredOption('--day <day>', 'a business day already over, YYYY-MM-DD (Asia/Kuala_Lumpur)', pastDay)
   .option('--agency <code>', 'one agency (or BANK-TEST for the bank live-test report)')
   .action(async (opts: { day: string; agency?: string }) => {
     const d = getDeps();

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT, tempDir } from '../helpers.ts';
+import { REPO_ROOT, startApp, tempDir } from '../helpers.ts';
+import { businessDate, nextDay } from '../../core/time.ts';
 import { runCli } from './processes.ts';
 
 const packageVersion = (
@@ -13,6 +14,30 @@ test('amil --version prints the package version and exits 0', async () => {
   const shown = await runCli(['--version'], {});
   assert.equal(shown.code, 0, shown.stderr);
   assert.equal(shown.stdout.trim(), packageVersion);
+});
+
+test('amil recon run refuses a day that does not exist, with a clear message and exit code 2, and writes nothing', async (t) => {
+  const app = await startApp(t);
+  const env = { DATA_DIR: app.dataDir };
+  for (const day of ['2026-11-31', '2026-02-30', '2026-13-01', '20261120']) {
+    const run = await runCli(['recon', 'run', '--day', day, '--agency', 'LZS'], env);
+    assert.equal(run.code, 2, `${day}: ${run.stdout}${run.stderr}`);
+    assert.match(run.stderr, new RegExp(`^amil: .*${day}.* is not a day that exists`), day);
+    assert.equal(run.stdout, '', 'no workbook reported');
+  }
+  assert.deepEqual(await app.deps.store.reconRuns.list({ limit: 10 }), [], 'no run recorded');
+});
+
+test('amil recon run refuses today and future days in Kuala Lumpur: a day not yet over has no workbook', async (t) => {
+  const app = await startApp(t);
+  const env = { DATA_DIR: app.dataDir };
+  const today = businessDate(new Date());
+  for (const day of [today, nextDay(today), '2999-01-01']) {
+    const run = await runCli(['recon', 'run', '--day', day], env);
+    assert.equal(run.code, 2, `${day}: ${run.stdout}${run.stderr}`);
+    assert.match(run.stderr, new RegExp(`^amil: .*${day} is not over yet in Kuala Lumpur`), day);
+  }
+  assert.deepEqual(await app.deps.store.reconRuns.list({ limit: 10 }), [], 'no run recorded');
 });
 
 test('amil errors read the same way across commands: one line "amil: ...", exit 1, usage errors exit 2', async (t) => {
