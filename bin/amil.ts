@@ -564,11 +564,12 @@ recon
   .command('run')
   .description(
     'Build the workbooks of one business day now (every agency and the bank test report, or one), record ' +
-      'the run, report what changed since the previous run of that day, and queue the e-mails',
+      'the run, report what changed since the previous run of that day, and queue the e-mails (unless --no-mail)',
   )
   .requiredOption('--day <day>', 'a business day already over, YYYY-MM-DD (Asia/Kuala_Lumpur)', pastDay)
   .option('--agency <code>', 'one agency (or BANK-TEST for the bank live-test report)')
-  .action(async (opts: { day: string; agency?: string }) => {
+  .option('--no-mail', 'record the run without e-mailing the workbook')
+  .action(async (opts: { day: string; agency?: string; mail: boolean }) => {
     const d = getDeps();
     const sinks = opts.agency ? [sinkOf(opts.agency)] : await reconSinks(d);
     for (const sink of sinks)
@@ -579,11 +580,13 @@ recon
         run,
         summary,
         path: file,
+        mailedTo,
       } = await runReconciliation(d, {
         sink,
         day: opts.day,
         trigger: 'manual',
         asOf,
+        mail: opts.mail,
       });
       print(
         `run ${run.id} ${sinkName(sink)} ${opts.day}: ${summary.inputs.transactions} transaction(s), ` +
@@ -592,8 +595,18 @@ recon
       print(`  ${file}`);
       print(`  sha256 ${run.fileSha256}`);
       if (run.changes) print(`  ${run.changes.split('\n').join('\n  ')}`);
+      print(`  ${mailText(sink, opts.mail, mailedTo)}`);
     }
   });
+
+/** Whether a run was mailed: the e-mail is queued with the run and sent by the pipeline. */
+function mailText(sink: string, mail: boolean, mailedTo: readonly string[]): string {
+  if (!mail) return 'not mailed (--no-mail)';
+  if (mailedTo.length > 0) return `e-mail queued to ${mailedTo.join(', ')}`;
+  return sink === TEST_SINK
+    ? 'not mailed: no recipients (BANK_TEST_RECIPIENTS)'
+    : `not mailed: no recipients (amil agency set ${sink} --recipients ...)`;
+}
 
 recon
   .command('list')

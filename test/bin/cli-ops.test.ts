@@ -40,6 +40,31 @@ test('amil recon run refuses today and future days in Kuala Lumpur: a day not ye
   assert.deepEqual(await app.deps.store.reconRuns.list({ limit: 10 }), [], 'no run recorded');
 });
 
+test('amil recon run says whether it queued the e-mail, and --no-mail records the run without mailing', async (t) => {
+  const app = await startApp(t);
+  const env = { DATA_DIR: app.dataDir };
+  const emailJobs = async () =>
+    (await app.deps.store.outbox.pending(100, new Date(Date.now() + 86_400_000))).filter(
+      (r) => r.queue === 'recon-email',
+    ).length;
+
+  const quiet = await runCli(['recon', 'run', '--day', '2026-11-20', '--agency', 'LZS', '--no-mail'], env);
+  assert.equal(quiet.code, 0, quiet.stderr);
+  assert.match(quiet.stdout, /^run \d+ LZS 2026-11-20: /m);
+  assert.match(quiet.stdout, /^ {2}not mailed \(--no-mail\)$/m);
+  assert.equal(await emailJobs(), 0, 'no e-mail queued');
+  assert.equal((await app.deps.store.reconRuns.list({ limit: 10 })).length, 1, 'the run is recorded');
+
+  const mailed = await runCli(['recon', 'run', '--day', '2026-11-20', '--agency', 'LZS'], env);
+  assert.equal(mailed.code, 0, mailed.stderr);
+  assert.match(mailed.stdout, /^ {2}e-mail queued to kewangan@lzs\.example\.my$/m);
+  assert.equal(await emailJobs(), 1);
+
+  const bankTest = await runCli(['recon', 'run', '--day', '2026-11-20', '--agency', 'BANK-TEST'], env);
+  assert.equal(bankTest.code, 0, bankTest.stderr);
+  assert.match(bankTest.stdout, /^ {2}not mailed: no recipients \(BANK_TEST_RECIPIENTS\)$/m);
+});
+
 test('amil errors read the same way across commands: one line "amil: ...", exit 1, usage errors exit 2', async (t) => {
   const dataDir = tempDir(t);
   const env = { DATA_DIR: dataDir, SEED_DEMO: 'false' };
