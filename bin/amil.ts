@@ -313,8 +313,23 @@ function printAgency(row: AgencyRow): void {
   );
   print(`  report recipients: ${s.reportRecipients.join(', ') || '-'}`);
   print(`  callback hosts: ${s.callbackHosts.join(', ') || '-'}`);
-  print(`  DuitNow: ${JSON.stringify(s.duitnow)}`);
+  printDuitNow(row.code, s.duitnow);
   print(`  accepts unsigned orders: ${s.acceptUnsignedOrders ? 'yes' : 'no'}`);
+}
+
+/** The DuitNow settings, one field a line, named as the `--duitnow-*` options set them. */
+function printDuitNow(code: string, duitnow: AgencySettings['duitnow']): void {
+  if (Object.values(duitnow).every((v) => v === undefined))
+    return print(`  DuitNow: not set up (amil agency set ${code} --duitnow-...)`);
+  print('  DuitNow:');
+  const fields: [string, string | undefined][] = [
+    ['acquirer id', duitnow.acquirerId],
+    ['merchant id', duitnow.merchantId],
+    ['merchant name', duitnow.name],
+    ['merchant city', duitnow.city],
+    ['category code', duitnow.categoryCode ?? '8661 (default)'],
+  ];
+  for (const [name, value] of fields) print(`    ${`${name}:`.padEnd(15)} ${value ?? '-'}`);
 }
 
 withAgencyOptions(

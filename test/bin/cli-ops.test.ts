@@ -99,3 +99,21 @@ test('amil errors read the same way across commands: one line "amil: ...", exit 
     assert.equal(result.stdout, '', label);
   }
 });
+
+test('amil agency show prints the DuitNow settings as fields, not a JSON blob', async (t) => {
+  const app = await startApp(t);
+  const shown = await runCli(['agency', 'show', 'LZS'], { DATA_DIR: app.dataDir });
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.doesNotMatch(shown.stdout, /[{}"]/, 'no JSON');
+  assert.match(shown.stdout, /^ {2}DuitNow:$/m);
+  assert.match(shown.stdout, /^ {4}acquirer id: +890053$/m);
+  assert.match(shown.stdout, /^ {4}merchant id: +LZS0000001$/m);
+  assert.match(shown.stdout, /^ {4}merchant name: +LEMBAGA ZAKAT SELANGOR$/m);
+  assert.match(shown.stdout, /^ {4}merchant city: +SHAH ALAM$/m);
+  assert.match(shown.stdout, /^ {4}category code: +8661$/m);
+
+  const created = await runCli(['agency', 'add', 'MAIS', '--name', 'Majlis'], { DATA_DIR: app.dataDir });
+  assert.equal(created.code, 0, created.stderr);
+  const bare = await runCli(['agency', 'show', 'MAIS'], { DATA_DIR: app.dataDir });
+  assert.match(bare.stdout, /^ {2}DuitNow: not set up \(amil agency set MAIS --duitnow-\.\.\.\)$/m);
+});
