@@ -639,7 +639,11 @@ recon
       limit: opts.limit,
     });
     const withDeliveries = await Promise.all(
-      runs.map(async (run) => ({ ...run, deliveries: await store.reconRuns.deliveries(run.id) })),
+      runs.map(async (run) => ({
+        ...run,
+        emailQueued: await store.reconRuns.emailQueued(run.id),
+        deliveries: await store.reconRuns.deliveries(run.id),
+      })),
     );
     if (opts.json) return printJson(withDeliveries);
     for (const run of withDeliveries) {
@@ -652,7 +656,9 @@ recon
             ? 'replays are not mailed'
             : run.sink === TEST_SINK && getDeps().config.recon.bankTestRecipients.length === 0
               ? 'not mailed: no BANK_TEST_RECIPIENTS'
-              : 'not mailed yet';
+              : run.emailQueued
+                ? 'not mailed yet'
+                : 'not mailed: no e-mail queued (--no-mail, or no recipients)';
       print(`${run.id}\t${run.businessDate}\t${sinkName(run.sink)}\t${run.trigger}\t${run.file}\t${mail}`);
     }
   });

@@ -60,6 +60,13 @@ test('amil recon run says whether it queued the e-mail, and --no-mail records th
   assert.match(mailed.stdout, /^ {2}e-mail queued to kewangan@lzs\.example\.my$/m);
   assert.equal(await emailJobs(), 1);
 
+  // The list tells the run left unmailed on purpose from the one whose e-mail waits for the pipeline.
+  const listed = await runCli(['recon', 'list', '--agency', 'LZS'], env);
+  assert.equal(listed.code, 0, listed.stderr);
+  const [second, first] = listed.stdout.trim().split('\n');
+  assert.match(second ?? '', /\tmanual\t.*\tnot mailed yet$/);
+  assert.match(first ?? '', /\tmanual\t.*\tnot mailed: no e-mail queued \(--no-mail, or no recipients\)$/);
+
   const bankTest = await runCli(['recon', 'run', '--day', '2026-11-20', '--agency', 'BANK-TEST'], env);
   assert.equal(bankTest.code, 0, bankTest.stderr);
   assert.match(bankTest.stdout, /^ {2}not mailed: no recipients \(BANK_TEST_RECIPIENTS\)$/m);
