@@ -5,7 +5,6 @@ import path from 'node:path';
 import { Presets, SingleBar } from 'cli-progress';
 import { randomUUID } from 'node:crypto';
 import { Command, InvalidArgumentError } from 'commander';
-import { ConfigError } from '../core/config.ts';
 import { createDeps } from '../core/bootstrap.ts';
 import { createLogger } from '../core/logger.ts';
 import { generatePassword, hashPassword } from '../core/passwords.ts';
@@ -22,18 +21,21 @@ import {
 import { createBullRuntime } from '../pipeline/bullmq.ts';
 import { createInProcessRelay } from '../pipeline/relay.ts';
 import type { PipelineRuntime } from '../pipeline/runtime.ts';
+import { CliError, configureErrors, reportError } from './cli-errors.ts';
 import { runMain } from './run-main.ts';
 import { startWorker } from './start-worker.ts';
 import { asOfNow, reconSinks, runReconciliation } from '../pipeline/recon/run-day.ts';
 import { exportDay, readDayDir, replayDay } from '../pipeline/recon/replay.ts';
 import { compareWorkbooks } from '../reports/reconciliation/compare.ts';
-import { parseOffsetDateTime } from '../core/time.ts';
+import { systemClock } from '../core/clock.ts';
+import { businessDate, isCalendarDay, parseOffsetDateTime, prevDay } from '../core/time.ts';
+import { version } from '../core/version.ts';
 
-const program = new Command('amil')
+const program = configureErrors(new Command('amil'))
   .description(
     'Operate amil: partners, agencies and keys, report tokens, anomalies, pipeline queues and workers',
   )
-  .showHelpAfterError();
+  .version(version, '-V, --version', 'print the version of amil');
 
 let deps: Deps | undefined;
 /** Opened on first use, so `--help` needs no database. The CLI logs warnings only, to stderr. */
@@ -105,8 +107,11 @@ partner
       ...(opts.label !== undefined && { label: opts.label }),
       now: clock.now(),
     });
+    if (revoked === 0)
+      throw new CliError(
+        `partner ${id} has no ${opts.label !== undefined ? `password "${opts.label}"` : 'password'} to revoke`,
+      );
     print(`Partner ${id}: ${revoked} password(s) revoked.`);
-    if (revoked === 0) process.exitCode = 1;
   });
 
 partner
@@ -172,11 +177,8 @@ anomalies
   )
   .action(async (id: string, opts: { note: string }) => {
     const { store, clock } = getDeps();
-    if (!(await store.anomalies.resolve(id, opts.note, clock.now()))) {
-      print(`No open anomaly ${id}.`);
-      process.exitCode = 1;
-      return;
-    }
+    if (!(await store.anomalies.resolve(id, opts.note, clock.now())))
+      throw new CliError(`no open anomaly ${id}`);
     print(`Anomaly ${id} resolved.`);
   });
 
@@ -311,8 +313,23 @@ function printAgency(row: AgencyRow): void {
   );
   print(`  report recipients: ${s.reportRecipients.join(', ') || '-'}`);
   print(`  callback hosts: ${s.callbackHosts.join(', ') || '-'}`);
-  print(`  DuitNow: ${JSON.stringify(s.duitnow)}`);
+  printDuitNow(row.code, s.duitnow);
   print(`  accepts unsigned orders: ${s.acceptUnsignedOrders ? 'yes' : 'no'}`);
+}
+
+/** The DuitNow settings, one field a line, named as the `--duitnow-*` options set them. */
+function printDuitNow(code: string, duitnow: AgencySettings['duitnow']): void {
+  if (Object.values(duitnow).every((v) => v === undefined))
+    return print(`  DuitNow: not set up (amil agency set ${code} --duitnow-...)`);
+  print('  DuitNow:');
+  const fields: [string, string | undefined][] = [
+    ['acquirer id', duitnow.acquirerId],
+    ['merchant id', duitnow.merchantId],
+    ['merchant name', duitnow.name],
+    ['merchant city', duitnow.city],
+    ['category code', duitnow.categoryCode ?? '8661 (default)'],
+  ];
+  for (const [name, value] of fields) print(`    ${`${name}:`.padEnd(15)} ${value ?? '-'}`);
 }
 
 withAgencyOptions(
@@ -438,11 +455,7 @@ callbacks
   .action(async (orderNo: string) => {
     const deps = getDeps();
     const id = await deps.store.checkout.redeliver(orderNo, deps.clock.now().toISOString());
-    if (id === undefined) {
-      print(`Order ${orderNo} has no callback to send again.`);
-      process.exitCode = 1;
-      return;
-    }
+    if (id === undefined) throw new CliError(`order ${orderNo} has no callback to send again`);
     print(
       `Callback ${id} of ${orderNo} queued; the pipeline delivers it (embedded: the web process; Redis: the workers).`,
     );
@@ -485,11 +498,7 @@ token
   .argument('<jti>', 'the token id printed by mint')
   .action(async (jti: string) => {
     const { store, clock } = getDeps();
-    if (!(await store.reportTokens.revoke(jti, clock.now()))) {
-      print(`No unrevoked token ${jti}.`);
-      process.exitCode = 1;
-      return;
-    }
+    if (!(await store.reportTokens.revoke(jti, clock.now()))) throw new CliError(`no unrevoked token ${jti}`);
     print(`Token ${jti} revoked.`);
   });
 
@@ -546,8 +555,17 @@ queues
   });
 
 const day = (value: string): string => {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`)))
-    throw new InvalidArgumentError('a day is YYYY-MM-DD (Asia/Kuala_Lumpur)');
+  if (!isCalendarDay(value))
+    throw new InvalidArgumentError(`${value} is not a day that exists (YYYY-MM-DD, Asia/Kuala_Lumpur)`);
+  return value;
+};
+/** A day already over in Kuala Lumpur: a workbook of a day still running would be mailed half-empty. */
+const pastDay = (value: string): string => {
+  const today = businessDate(systemClock.now());
+  if (day(value) >= today)
+    throw new InvalidArgumentError(
+      `${value} is not over yet in Kuala Lumpur (today there is ${today}); the latest day to reconcile is ${prevDay(today)}`,
+    );
   return value;
 };
 const sinkName = (sink: string) => (sink === TEST_SINK ? 'BANK-TEST' : sink);
@@ -561,24 +579,29 @@ recon
   .command('run')
   .description(
     'Build the workbooks of one business day now (every agency and the bank test report, or one), record ' +
-      'the run, report what changed since the previous run of that day, and queue the e-mails',
+      'the run, report what changed since the previous run of that day, and queue the e-mails (unless --no-mail)',
   )
-  .requiredOption('--day <day>', 'business day, YYYY-MM-DD (Asia/Kuala_Lumpur)', day)
+  .requiredOption('--day <day>', 'a business day already over, YYYY-MM-DD (Asia/Kuala_Lumpur)', pastDay)
   .option('--agency <code>', 'one agency (or BANK-TEST for the bank live-test report)')
-  .action(async (opts: { day: string; agency?: string }) => {
+  .option('--no-mail', 'record the run without e-mailing the workbook')
+  .action(async (opts: { day: string; agency?: string; mail: boolean }) => {
     const d = getDeps();
     const sinks = opts.agency ? [sinkOf(opts.agency)] : await reconSinks(d);
+    for (const sink of sinks)
+      if (sink !== TEST_SINK && !(await d.store.agencies.get(sink))) throw new CliError(`no agency ${sink}`);
     const asOf = await asOfNow(d);
     for (const sink of sinks) {
       const {
         run,
         summary,
         path: file,
+        mailedTo,
       } = await runReconciliation(d, {
         sink,
         day: opts.day,
         trigger: 'manual',
         asOf,
+        mail: opts.mail,
       });
       print(
         `run ${run.id} ${sinkName(sink)} ${opts.day}: ${summary.inputs.transactions} transaction(s), ` +
@@ -587,8 +610,18 @@ recon
       print(`  ${file}`);
       print(`  sha256 ${run.fileSha256}`);
       if (run.changes) print(`  ${run.changes.split('\n').join('\n  ')}`);
+      print(`  ${mailText(sink, opts.mail, mailedTo)}`);
     }
   });
+
+/** Whether a run was mailed: the e-mail is queued with the run and sent by the pipeline. */
+function mailText(sink: string, mail: boolean, mailedTo: readonly string[]): string {
+  if (!mail) return 'not mailed (--no-mail)';
+  if (mailedTo.length > 0) return `e-mail queued to ${mailedTo.join(', ')}`;
+  return sink === TEST_SINK
+    ? 'not mailed: no recipients (BANK_TEST_RECIPIENTS)'
+    : `not mailed: no recipients (amil agency set ${sink} --recipients ...)`;
+}
 
 recon
   .command('list')
@@ -606,7 +639,11 @@ recon
       limit: opts.limit,
     });
     const withDeliveries = await Promise.all(
-      runs.map(async (run) => ({ ...run, deliveries: await store.reconRuns.deliveries(run.id) })),
+      runs.map(async (run) => ({
+        ...run,
+        emailQueued: await store.reconRuns.emailQueued(run.id),
+        deliveries: await store.reconRuns.deliveries(run.id),
+      })),
     );
     if (opts.json) return printJson(withDeliveries);
     for (const run of withDeliveries) {
@@ -619,7 +656,9 @@ recon
             ? 'replays are not mailed'
             : run.sink === TEST_SINK && getDeps().config.recon.bankTestRecipients.length === 0
               ? 'not mailed: no BANK_TEST_RECIPIENTS'
-              : 'not mailed yet';
+              : run.emailQueued
+                ? 'not mailed yet'
+                : 'not mailed: no e-mail queued (--no-mail, or no recipients)';
       print(`${run.id}\t${run.businessDate}\t${sinkName(run.sink)}\t${run.trigger}\t${run.file}\t${mail}`);
     }
   });
@@ -766,10 +805,7 @@ async function withRuntime(use: (runtime: PipelineRuntime) => Promise<void>): Pr
 try {
   await program.parseAsync();
 } catch (err) {
-  const message =
-    err instanceof ConfigError || err instanceof InvalidArgumentError ? err.message : String(err);
-  process.stderr.write(`amil: ${message}\n`);
-  process.exitCode = 1;
+  process.exitCode = reportError(err, (text) => process.stderr.write(text));
 } finally {
   deps?.store.close();
 }

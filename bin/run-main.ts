@@ -1,8 +1,10 @@
 import { ConfigError } from '../core/config.ts';
+import { PortInUseError } from '../core/http/serve.ts';
 
 /**
  * Runs a long-lived process: start() returns its stop function, which SIGTERM or SIGINT call once.
- * A configuration error is printed with every problem and exits 1.
+ * A configuration error is printed with every problem and exits 1; so is a taken port, in one line: what
+ * the operator must change, not a stack trace.
  */
 export async function runMain(start: () => Promise<() => Promise<void>>): Promise<void> {
   let stop: () => Promise<void>;
@@ -10,7 +12,7 @@ export async function runMain(start: () => Promise<() => Promise<void>>): Promis
     stop = await start();
   } catch (err) {
     process.stderr.write(
-      `${err instanceof ConfigError ? err.message : String((err as Error).stack ?? err)}\n`,
+      `${err instanceof ConfigError || err instanceof PortInUseError ? err.message : String((err as Error).stack ?? err)}\n`,
     );
     process.exit(1);
   }

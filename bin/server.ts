@@ -31,6 +31,7 @@ await runMain(async () => {
     app: createWebApp(deps, [host], { isShuttingDown, middleware: middlewareFor([host]) }),
     host: config.host,
     port: config.hostPorts[host] ?? 0,
+    setting: `${host.toUpperCase()}_PORT`,
   }));
   if (shared.length > 0) {
     entries.push({
@@ -38,6 +39,7 @@ await runMain(async () => {
       app: createWebApp(deps, shared, { isShuttingDown, middleware: middlewareFor(shared) }),
       host: config.host,
       port: config.port,
+      setting: 'PORT',
     });
   }
   const listening = await listen(entries);

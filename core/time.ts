@@ -17,6 +17,14 @@ export function businessDate(date: Date): string {
   return new Date(date.getTime() + KL_OFFSET_MS).toISOString().slice(0, 10);
 }
 
+/** Whether a value is a calendar day, YYYY-MM-DD, that exists (2026-02-30 does not). */
+export function isCalendarDay(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  // Date.parse rolls 2026-02-31 over to 2026-03-03 instead of refusing it: the day must come back unchanged.
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+}
+
 /** The UTC instant (stored form) at which a Kuala Lumpur calendar day (YYYY-MM-DD) starts. */
 export function klDayStartUtc(day: string): string {
   return new Date(`${day}T00:00:00+08:00`).toISOString();

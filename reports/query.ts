@@ -1,8 +1,7 @@
 import type { Context, Next } from 'koa';
 import { DomainError } from '../core/errors.ts';
+import { isCalendarDay } from '../core/time.ts';
 import type { FieldError } from '../schemas/index.ts';
-
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 /** One query value; a repeated key is refused. */
 export function one(ctx: Context, key: string): string | undefined {
@@ -13,15 +12,8 @@ export function one(ctx: Context, key: string): string | undefined {
 
 /** Adds a field error when `value` (if given) is not a calendar date, YYYY-MM-DD, that exists. */
 export function checkDate(key: string, value: string | undefined, errors: FieldError[]): void {
-  if (value !== undefined && !isCalendarDate(value))
+  if (value !== undefined && !isCalendarDay(value))
     errors.push({ pointer: `/${key}`, message: 'must be a date that exists, YYYY-MM-DD' });
-}
-
-function isCalendarDate(value: string): boolean {
-  if (!DATE.test(value)) return false;
-  // Date.parse rolls 2026-02-31 over to 2026-03-03 instead of refusing it: the day must come back unchanged.
-  const date = new Date(`${value}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
 }
 
 /**

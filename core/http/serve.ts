@@ -8,9 +8,24 @@ export interface Listening {
   close(graceMs: number): Promise<void>;
 }
 
-/** Starts one HTTP server per app and resolves once all listen. */
+/** The port a server was to listen on is taken (most often: another amil already runs there). */
+export class PortInUseError extends Error {
+  override name = 'PortInUseError';
+  constructor(
+    readonly port: number,
+    readonly host: string,
+    setting: string,
+  ) {
+    super(`port ${port} is in use; set ${setting} to a free port (e.g. ${setting}=${port + 1} npm start)`);
+  }
+}
+
+/**
+ * Starts one HTTP server per app and resolves once all listen. A taken port rejects with PortInUseError,
+ * naming the entry's `setting` (the variable that chooses the port).
+ */
 export async function listen(
-  entries: readonly { name: string; app: Koa; host: string; port: number }[],
+  entries: readonly { name: string; app: Koa; host: string; port: number; setting?: string }[],
 ): Promise<Listening> {
   const started = await Promise.all(
     entries.map(
@@ -22,7 +37,13 @@ export async function listen(
           });
           // Keep-alive sockets outliving the load balancer's idle timeout cause spurious resets.
           server.keepAliveTimeout = 65_000;
-          server.once('error', reject);
+          server.once('error', (err: NodeJS.ErrnoException) =>
+            reject(
+              err.code === 'EADDRINUSE'
+                ? new PortInUseError(entry.port, entry.host, entry.setting ?? 'the port')
+                : err,
+            ),
+          );
           server.listen(entry.port, entry.host, () => {
             const { port } = server.address() as AddressInfo;
             const host = entry.host.includes(':') ? `[${entry.host}]` : entry.host;

@@ -158,6 +158,11 @@ export function reconRunsRepository(db: Db, file: string) {
       ).run({ ...delivery, recipients: JSON.stringify(delivery.recipients) });
     },
 
+    /** Whether the run's e-mail was queued (not for a replay, a run recorded with no mail, no recipients). */
+    async emailQueued(runId: number): Promise<boolean> {
+      return db.prepare('SELECT 1 FROM outbox WHERE job_id = ?').get(reconEmailJobId(runId)) !== undefined;
+    },
+
     async deliveries(runId: number): Promise<ReconDelivery[]> {
       return db
         .prepare<[number], Omit<ReconDelivery, 'recipients'> & { recipients: string }>(

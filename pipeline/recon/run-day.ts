@@ -19,6 +19,8 @@ export interface ReconRunResult {
   summary: DaySummary;
   /** The workbook's absolute path. */
   path: string;
+  /** Whom the e-mail of the run was queued to (none: a replay, `mail: false`, or no recipients). */
+  mailedTo: string[];
 }
 
 /** The workbook's file name: sink, day and as-of time, so a replay of a run writes the same name. */
@@ -37,11 +39,11 @@ export async function reconSinks(deps: Deps): Promise<string[]> {
 /**
  * Reconciles one sink's business day: reads it as of `asOf` (default now) once the pipeline has caught up,
  * writes the workbook, records the run (file, SHA-256, input counts, what changed since the previous run)
- * and, unless it is a replay, queues the e-mail in the same transaction.
+ * and, unless it is a replay or `mail` is false, queues the e-mail in the same transaction.
  */
 export async function runReconciliation(
   deps: Deps,
-  options: { sink: string; day: string; trigger: ReconTrigger; asOf?: Date; dir?: string },
+  options: { sink: string; day: string; trigger: ReconTrigger; asOf?: Date; dir?: string; mail?: boolean },
 ): Promise<ReconRunResult> {
   const startedAt = deps.clock.now().toISOString();
   const agency = options.sink === TEST_SINK ? undefined : await deps.store.agencies.get(options.sink);
@@ -74,6 +76,7 @@ export async function runReconciliation(
     const previous = await deps.store.reconRuns.latest(options.sink, options.day);
     const changes = await describeChanges(deps, previous, summary, file);
     const recipients = recipientsOf(deps, agency?.settings.reportRecipients);
+    const mailedTo = options.trigger !== 'replay' && options.mail !== false ? recipients : [];
     const run = await deps.store.reconRuns.record({
       sink: options.sink,
       businessDate: options.day,
@@ -88,13 +91,13 @@ export async function runReconciliation(
       inputCounts: summary.inputs,
       totals: headline(summary),
       changes,
-      email: options.trigger !== 'replay' && recipients.length > 0,
+      email: mailedTo.length > 0,
     });
     deps.logger.info(
       { runId: run.id, sink: run.sink, day: run.businessDate, transactions: summary.inputs.transactions },
       'reconciliation run recorded',
     );
-    return { run, summary, path: file };
+    return { run, summary, path: file, mailedTo };
   } finally {
     snapshot.close();
   }

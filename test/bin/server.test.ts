@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { DEMO_PASSWORD, bankRecord, onCleanup, tempDir } from '../helpers.ts';
@@ -93,6 +94,24 @@ test('a bad configuration lists every problem and exits 1', async (t) => {
       return true;
     },
   );
+});
+
+test('a second server on a busy port says which port is in use and which variable to set, without a stack trace', async (t) => {
+  const busy = createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  t.after(() => busy.close());
+  const { port } = busy.address() as AddressInfo;
+  for (const [variable, env] of [
+    ['PORT', { PORT: String(port) }],
+    ['REPORTS_PORT', { PORT: '0', REPORTS_PORT: String(port) }],
+  ] as const) {
+    await assert.rejects(startServer({ DATA_DIR: tempDir(t), ...env }), (err: Error) => {
+      assert.match(err.message, /server.ts exited with 1/);
+      assert.match(err.message, new RegExp(`port ${port} is in use; set ${variable}`));
+      assert.doesNotMatch(err.message, /EADDRINUSE|\n\s+at /, 'no stack trace');
+      return true;
+    });
+  }
 });
 
 test('production refuses demo data, and refuses to start while the demo password is valid', async (t) => {
