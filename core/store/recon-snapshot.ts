@@ -14,12 +14,20 @@ export interface ReconItem {
   businessDate: string;
   name: string | null;
   email: string;
+  /** `data.email` of a bank record (trimmed, lower-case), when sent. */
+  dataEmail: string | null;
+  zakatName: string | null;
   icNo: string | null;
   phone: string | null;
+  address: string | null;
+  postcode: string | null;
+  city: string | null;
   typeRaw: string | null;
   state: string | null;
   year: string | null;
   amountSen: number;
+  /** `data.zakat_amount` of a bank record, in sen, when sent. */
+  zakatAmountSen: number | null;
   addChargeSen: number;
   rateSen: number | null;
   dependants: number | null;
@@ -66,13 +74,20 @@ export interface ReconReadiness {
 const CHECKOUT_PENDING_LOOKBACK_DAYS = 31;
 
 // A posting's time is its first version's (a settlement's new time does not move it in the list).
+// data.email is not a column of normalised_postings: it is read from the version's record as received
+// (trimmed and lower-cased as the normaliser compares it; an empty string is absent). A posting that never
+// changed has no history rows: its only version is the posting's own record.
 const BANK_ITEM_COLUMNS = `n.orderno AS orderNo, 'bank' AS channel, bp.time_utc AS timeUtc,
-  l.business_date AS businessDate, n.name, n.email, n.ic_no AS icNo, n.phone, n.type_raw AS typeRaw,
-  n.state, n.year, n.amount_sen AS amountSen, 0 AS addChargeSen, n.rate_sen AS rateSen, n.dependants,
-  n.status, n.exceptions, l.version`;
+  l.business_date AS businessDate, n.name, n.email,
+  nullif(lower(trim(json_extract(coalesce((SELECT v.record FROM bank_posting_versions v
+    WHERE v.posting_id = l.posting_id AND v.version = l.version), bp.record), '$.data.email'))), '') AS dataEmail,
+  n.zakat_name AS zakatName, n.ic_no AS icNo, n.phone, n.address, n.postcode, n.city,
+  n.type_raw AS typeRaw, n.state, n.year, n.amount_sen AS amountSen, n.zakat_amount_sen AS zakatAmountSen,
+  0 AS addChargeSen, n.rate_sen AS rateSen, n.dependants, n.status, n.exceptions, l.version`;
 const CHECKOUT_ITEM_COLUMNS = `p.order_no AS orderNo, p.payment_method AS channel, p.created_at AS timeUtc,
-  NULL AS name, p.email, NULL AS icNo, NULL AS phone, p.payment_category AS typeRaw,
-  NULL AS state, NULL AS year, p.amount_sen AS amountSen, p.add_charge_sen AS addChargeSen,
+  NULL AS name, p.email, NULL AS dataEmail, NULL AS zakatName, NULL AS icNo, NULL AS phone, NULL AS address,
+  NULL AS postcode, NULL AS city, p.payment_category AS typeRaw, NULL AS state, NULL AS year,
+  p.amount_sen AS amountSen, NULL AS zakatAmountSen, p.add_charge_sen AS addChargeSen,
   NULL AS rateSen, NULL AS dependants, e.status, '[]' AS exceptions, (SELECT count(*) FROM payment_events x WHERE x.order_no = p.order_no
     AND x.source NOT IN ('checkout', 'abandoned') AND x.id <= e.id) AS version`;
 /** The posting's latest ledger version received before @at. */

@@ -54,6 +54,8 @@ export interface DaySummary {
     pendingClosing: number;
   };
   byStatus: Record<ReconStatus, Total>;
+  /** Add charges (checkout's payer fees, on top of the amounts) by status, in sen. */
+  addChargesSen: Record<ReconStatus, number>;
   byType: BreakdownLine[];
   byState: BreakdownLine[];
   byChannel: BreakdownLine[];
@@ -99,6 +101,7 @@ export function summaryBuilder(snapshot: ReconSnapshot): {
   feed('day', [snapshot.sink, snapshot.day]);
 
   const byStatus: Record<ReconStatus, Total> = { success: zero(), pending: zero(), failed: zero() };
+  const addChargesSen: Record<ReconStatus, number> = { success: 0, pending: 0, failed: 0 };
   const breakdowns = {
     type: new Map<string, BreakdownLine>(),
     state: new Map(),
@@ -121,6 +124,7 @@ export function summaryBuilder(snapshot: ReconSnapshot): {
     transactions += 1;
     if (item.exceptions !== '[]') flagged += 1;
     add(byStatus[item.status], item.amountSen);
+    addChargesSen[item.status] += item.addChargeSen;
     count('type', canonicalType(item), item);
     count('state', item.state ?? '(none)', item);
     count('channel', item.channel, item);
@@ -189,6 +193,7 @@ export function summaryBuilder(snapshot: ReconSnapshot): {
         pendingClosing: roll.closing.count,
       },
       byStatus,
+      addChargesSen,
       byType: sorted(breakdowns.type),
       byState: sorted(breakdowns.state),
       byChannel: sorted(breakdowns.channel),
