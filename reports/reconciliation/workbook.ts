@@ -446,6 +446,9 @@ function writeSummary(
   line(['Check: opening + movements = closing', roll.balances ? 'balances' : 'DOES NOT BALANCE'], {
     bold: true,
   });
+  line([
+    'Each version received is one movement: a posting that went pending and then succeeded during the day is counted in "+ became pending" and in "- pending that succeeded".',
+  ]);
   line([]);
   line(['Adjustments to earlier days', 'Count', 'Change to collected (RM)'], { bold: true });
   line(
