@@ -13,6 +13,10 @@ export interface MailMessage {
   to: readonly string[];
   subject: string;
   text: string;
+  /** An HTML alternative of the text, when the message has one. */
+  html?: string;
+  /** The Message-ID this message follows up (a correction of an earlier e-mail): threads it in mail clients. */
+  inReplyTo?: string;
   attachments: readonly MailAttachment[];
 }
 
@@ -31,6 +35,7 @@ export function createMailer(options: { smtpUrl: string | undefined; from: strin
   const mailOf = (message: MailMessage) => ({
     from: options.from,
     ...message,
+    ...(message.inReplyTo ? { references: [message.inReplyTo] } : {}),
     to: [...message.to],
     attachments: [...message.attachments],
   });
