@@ -77,13 +77,12 @@ export interface ReconReadiness {
 const CHECKOUT_PENDING_LOOKBACK_DAYS = 31;
 
 // A posting's time is its first version's (a settlement's new time does not move it in the list).
-// data.email is not a column of normalised_postings: it is read from the version's record as received
-// (trimmed and lower-cased as the normaliser compares it; an empty string is absent). A posting that never
-// changed has no history rows: its only version is the posting's own record.
+// data.email is not a column of normalised_postings: it is read from the posting's record as received
+// (trimmed and lower-cased as the normaliser compares it; an empty string is absent). Any version's record
+// will do: a new version may change only status and time, so the current one is read (no history lookup).
 const BANK_ITEM_COLUMNS = `n.orderno AS orderNo, 'bank' AS channel, bp.time_utc AS timeUtc,
   l.business_date AS businessDate, n.name, n.email,
-  nullif(lower(trim(json_extract(coalesce((SELECT v.record FROM bank_posting_versions v
-    WHERE v.posting_id = l.posting_id AND v.version = l.version), bp.record), '$.data.email'))), '') AS dataEmail,
+  nullif(lower(trim(json_extract(bp.record, '$.data.email'))), '') AS dataEmail,
   n.zakat_name AS zakatName, n.ic_no AS icNo, n.phone, n.address, n.postcode, n.city,
   n.type_raw AS typeRaw, n.state, n.year, n.amount_sen AS amountSen, n.zakat_amount_sen AS zakatAmountSen,
   0 AS addChargeSen, n.rate_sen AS rateSen, n.dependants, n.status, n.exceptions, l.version`;
