@@ -40,7 +40,7 @@ export interface SeedExpectation {
   transactions: number;
   flagged: number;
   anomalies: number;
-  /** Latest LZS versions received during the day (every posting of the day, and the resolved earlier ones). */
+  /** LZS versions received during the day: every posting of the day, their updates, and the resolved earlier ones. */
   movements: number;
   adjustments: number;
   pendingClosing: number;
@@ -365,7 +365,7 @@ export async function seedReconDay(
     transactions: rows,
     flagged,
     anomalies,
-    movements: rows + resolvedBefore,
+    movements: rows + resolvedDay + resolvedBefore,
     adjustments: resolvedBefore,
     pendingClosing: pendingDay - resolvedDay + (beforeCount - resolvedBefore),
     storedPostings: stored,

@@ -193,6 +193,7 @@ function timeReads(snapshot: ReconSnapshot, t0: number, spans: ReadSpan[]): void
   s.transactions = wrap('transactions', snapshot.transactions.bind(snapshot));
   s.pending = wrap('pending', snapshot.pending.bind(snapshot));
   s.movements = wrap('movements', snapshot.movements.bind(snapshot));
+  s.versions = wrap('versions', snapshot.versions.bind(snapshot));
   const anomalies = snapshot.anomalies.bind(snapshot);
   s.anomalies = () => {
     const start = performance.now() - t0;

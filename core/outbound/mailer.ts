@@ -19,6 +19,8 @@ export interface MailMessage {
   from?: string;
   /** A fixed Message-ID (`<id@domain>`), so a message sent again is recognisably the same one. */
   messageId?: string;
+  /** The Message-ID this message follows up (a correction of an earlier e-mail): threads it in mail clients. */
+  inReplyTo?: string;
   attachments?: readonly MailAttachment[];
 }
 
@@ -37,6 +39,7 @@ export function createMailer(options: { smtpUrl: string | undefined; from: strin
   const mailOf = (message: MailMessage) => ({
     ...message,
     from: message.from ?? options.from,
+    ...(message.inReplyTo ? { references: [message.inReplyTo] } : {}),
     to: [...message.to],
     attachments: [...(message.attachments ?? [])],
   });

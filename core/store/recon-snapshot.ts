@@ -14,12 +14,20 @@ export interface ReconItem {
   businessDate: string;
   name: string | null;
   email: string;
+  /** `data.email` of a bank record (trimmed, lower-case), when sent. */
+  dataEmail: string | null;
+  zakatName: string | null;
   icNo: string | null;
   phone: string | null;
+  address: string | null;
+  postcode: string | null;
+  city: string | null;
   typeRaw: string | null;
   state: string | null;
   year: string | null;
   amountSen: number;
+  /** `data.zakat_amount` of a bank record, in sen, when sent. */
+  zakatAmountSen: number | null;
   addChargeSen: number;
   rateSen: number | null;
   dependants: number | null;
@@ -29,12 +37,15 @@ export interface ReconItem {
   version: number;
 }
 
-/** A posting or payment that changed during the day: its state before the day and at its end. */
+/**
+ * A change to a posting or payment: its state before and after. From `movements()`, a record's net change
+ * over the day (before the day, at as-of); from `versions()`, one version received (the one before it, it).
+ */
 export interface ReconMovement {
   orderNo: string;
   channel: ReconChannel;
   businessDate: string;
-  /** When the last change of the day was received. */
+  /** When the (last) version was received. */
   receivedAt: string;
   version: number;
   beforeStatus: ReconStatus | null;
@@ -66,13 +77,19 @@ export interface ReconReadiness {
 const CHECKOUT_PENDING_LOOKBACK_DAYS = 31;
 
 // A posting's time is its first version's (a settlement's new time does not move it in the list).
+// data.email is not a column of normalised_postings: it is read from the posting's record as received
+// (trimmed and lower-cased as the normaliser compares it; an empty string is absent). Any version's record
+// will do: a new version may change only status and time, so the current one is read (no history lookup).
 const BANK_ITEM_COLUMNS = `n.orderno AS orderNo, 'bank' AS channel, bp.time_utc AS timeUtc,
-  l.business_date AS businessDate, n.name, n.email, n.ic_no AS icNo, n.phone, n.type_raw AS typeRaw,
-  n.state, n.year, n.amount_sen AS amountSen, 0 AS addChargeSen, n.rate_sen AS rateSen, n.dependants,
-  n.status, n.exceptions, l.version`;
+  l.business_date AS businessDate, n.name, n.email,
+  nullif(lower(trim(json_extract(bp.record, '$.data.email'))), '') AS dataEmail,
+  n.zakat_name AS zakatName, n.ic_no AS icNo, n.phone, n.address, n.postcode, n.city,
+  n.type_raw AS typeRaw, n.state, n.year, n.amount_sen AS amountSen, n.zakat_amount_sen AS zakatAmountSen,
+  0 AS addChargeSen, n.rate_sen AS rateSen, n.dependants, n.status, n.exceptions, l.version`;
 const CHECKOUT_ITEM_COLUMNS = `p.order_no AS orderNo, p.payment_method AS channel, p.created_at AS timeUtc,
-  NULL AS name, p.email, NULL AS icNo, NULL AS phone, p.payment_category AS typeRaw,
-  NULL AS state, NULL AS year, p.amount_sen AS amountSen, p.add_charge_sen AS addChargeSen,
+  NULL AS name, p.email, NULL AS dataEmail, NULL AS zakatName, NULL AS icNo, NULL AS phone, NULL AS address,
+  NULL AS postcode, NULL AS city, p.payment_category AS typeRaw, NULL AS state, NULL AS year,
+  p.amount_sen AS amountSen, NULL AS zakatAmountSen, p.add_charge_sen AS addChargeSen,
   NULL AS rateSen, NULL AS dependants, e.status, '[]' AS exceptions, (SELECT count(*) FROM payment_events x WHERE x.order_no = p.order_no
     AND x.source NOT IN ('checkout', 'abandoned') AND x.id <= e.id) AS version`;
 /** The posting's latest ledger version received before @at. */
@@ -250,6 +267,47 @@ export class ReconSnapshot {
          WHERE e.source NOT IN ('checkout', 'abandoned') AND e.at >= @start AND e.at < @asOf AND p.agency_code = @agency
            AND p.created_at < ${options.adjustmentsOnly ? '@start' : '@end'} AND e.id = ${LATEST_EVENT_AT('@asOf')}
          ORDER BY p.created_at, p.order_no`,
+      )
+      .all(params)
+      .map(({ createdAt, ...row }) => ({ ...row, businessDate: businessDate(new Date(createdAt)) }));
+  }
+
+  /**
+   * Every version received from the start of the day until as-of, of records of this day or earlier, each
+   * against the version before it (received at any time): the pending roll's movements, one per version,
+   * so a posting that went pending -> success within the day shows both moves. In the order of
+   * `movements()`, a record's versions in turn.
+   */
+  *versions(): Generator<ReconMovement> {
+    const params = this.params;
+    yield* this.db
+      .prepare<Record<string, unknown>, ReconMovement>(
+        `SELECT n.orderno AS orderNo, 'bank' AS channel, l.business_date AS businessDate,
+           l.received_at AS receivedAt, l.version, pb.status AS beforeStatus, pb.amount_sen AS beforeAmountSen,
+           l.status, l.amount_sen AS amountSen
+         FROM ledger_entries l
+         JOIN normalised_postings n ON n.posting_id = l.posting_id AND n.version = l.version
+         LEFT JOIN ledger_entries pb ON pb.sink = l.sink AND pb.posting_id = l.posting_id
+           AND pb.version = (SELECT max(x.version) FROM ledger_entries x WHERE x.sink = l.sink
+             AND x.posting_id = l.posting_id AND x.version < l.version)
+         WHERE l.sink = @sink AND l.received_at >= @start AND l.received_at < @asOf AND l.business_date <= @day
+         ORDER BY l.business_date, n.orderno, l.version`,
+      )
+      .iterate(params);
+    if (this.agency === null) return;
+    yield* this.db
+      .prepare<Record<string, unknown>, ReconMovement & { createdAt: string }>(
+        `SELECT p.order_no AS orderNo, p.payment_method AS channel, p.created_at AS createdAt,
+           e.at AS receivedAt, (SELECT count(*) FROM payment_events x WHERE x.order_no = p.order_no
+             AND x.source NOT IN ('checkout', 'abandoned') AND x.id <= e.id) AS version,
+           eb.status AS beforeStatus, CASE WHEN eb.id IS NULL THEN NULL ELSE p.amount_sen END AS beforeAmountSen,
+           e.status, p.amount_sen AS amountSen
+         FROM payment_events e JOIN payments p ON p.order_no = e.order_no
+         LEFT JOIN payment_events eb ON eb.id = (SELECT max(x.id) FROM payment_events x
+           WHERE x.order_no = p.order_no AND x.source NOT IN ('checkout', 'abandoned') AND x.id < e.id)
+         WHERE e.source NOT IN ('checkout', 'abandoned') AND e.at >= @start AND e.at < @asOf
+           AND p.agency_code = @agency AND p.created_at < @end
+         ORDER BY p.created_at, p.order_no, e.id`,
       )
       .all(params)
       .map(({ createdAt, ...row }) => ({ ...row, businessDate: businessDate(new Date(createdAt)) }));

@@ -57,7 +57,11 @@ export const reconEmailJob: JobDefinition<ReconEmailData> = {
     const agency = isTest ? undefined : await deps.store.agencies.get(run.sink);
     const recipients = recipientsOf(deps, agency?.settings.reportRecipients);
     if (recipients.length === 0) return;
-    const { subject, text } = reconEmail(run, agency?.name ?? 'the partner bank', isTest);
+    // A later run of the day corrects the earlier one: its e-mail says so, and follows it up in the thread.
+    const previous = run.previousRun === null ? undefined : await deps.store.reconRuns.get(run.previousRun);
+    const earlier = previous ? await deps.store.reconRuns.deliveries(previous.id) : [];
+    const inReplyTo = earlier.find((d) => d.outcome === 'sent')?.messageId ?? undefined;
+    const { subject, text, html } = reconEmail(run, agency?.name ?? 'the partner bank', isTest, previous);
     const attempt = deliveries.length + 1;
     const at = deps.clock.now().toISOString();
     try {
@@ -65,6 +69,8 @@ export const reconEmailJob: JobDefinition<ReconEmailData> = {
         to: recipients,
         subject,
         text,
+        html,
+        ...(inReplyTo ? { inReplyTo } : {}),
         attachments: [
           {
             filename: path.basename(run.file),

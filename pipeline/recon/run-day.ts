@@ -123,6 +123,9 @@ export function recipientsOf(deps: Deps, agencyRecipients: readonly string[] | u
   return [...(agencyRecipients ?? deps.config.recon.bankTestRecipients)];
 }
 
+/** How many differing cells a run's "what changed" lists. */
+const CHANGES_SHOWN = 20;
+
 async function describeChanges(
   deps: Deps,
   previous: ReconRunRow | undefined,
@@ -134,8 +137,15 @@ async function describeChanges(
     return `the same records and totals as run ${previous.id} (only the as-of time differs)`;
   const before = path.resolve(deps.config.dataDir, previous.file);
   try {
-    const diff = await compareWorkbooks(before, file, 20);
-    return `differs from run ${previous.id}: ${diff.count} cell(s)\n${diff.lines.join('\n')}`;
+    // Both the totals and the rows behind them: up to half of the lines from the Summary, the rest from
+    // the other sheets (which transactions changed), so the Summary's many cells do not hide the rows.
+    const diff = await compareWorkbooks(before, file, 1000);
+    const isSummary = (line: string) => line.startsWith('Summary!');
+    const summaryLines = diff.lines.filter(isSummary);
+    const rowLines = diff.lines.filter((line) => !isSummary(line));
+    const rows = rowLines.slice(0, CHANGES_SHOWN - Math.min(summaryLines.length, CHANGES_SHOWN / 2));
+    const shown = [...summaryLines.slice(0, CHANGES_SHOWN - rows.length), ...rows];
+    return `differs from run ${previous.id}: ${diff.count} cell(s)\n${shown.join('\n')}`;
   } catch (error) {
     return `differs from run ${previous.id} (its workbook could not be read: ${(error as Error).message})`;
   }

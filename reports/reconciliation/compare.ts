@@ -4,15 +4,19 @@ import { createRequire } from 'node:module';
 import unzipper from 'unzipper';
 
 type SheetRows = AsyncIterable<{ number: number; values: unknown[] }>;
+const load = createRequire(import.meta.url);
 /** exceljs's row-by-row sheet parser (not in its public exports, so loaded by path; exceljs is pinned). */
-const WorksheetReader = createRequire(import.meta.url)(
-  'exceljs/lib/stream/xlsx/worksheet-reader.js',
-) as new (options: {
+const WorksheetReader = load('exceljs/lib/stream/xlsx/worksheet-reader.js') as new (options: {
   workbook: unknown;
   id: number;
   iterator: AsyncIterable<unknown>;
   options: Record<string, string>;
 }) => SheetRows;
+/** exceljs's cell-format parser: with it, the sheet parser reads a date-formatted number as a Date. */
+const StylesXform = load('exceljs/lib/xlsx/xform/style/styles-xform.js') as new () => {
+  parseStream(stream: NodeJS.ReadableStream): Promise<unknown>;
+  getStyleModel(id: number): unknown;
+};
 
 export interface WorkbookDiff {
   identical: boolean;
@@ -90,7 +94,9 @@ async function compareRows(name: string, a: Rows, b: Rows, note: (line: string) 
  * (exceljs/exceljs#3064, about 1 read in 40 here). The zip's central directory (unzipper.Open) gives every
  * entry reliably; each sheet's XML goes through exceljs's own WorksheetReader, row by row. Our workbooks use
  * no shared strings and their sheets are numbered in tab order (a table past Excel's row limit continues on
- * `Transactions (2)` ..., so the names come from xl/workbook.xml); styles are not compared (values are).
+ * `Transactions (2)` ..., so the names come from xl/workbook.xml); styles are not compared (values are),
+ * but they are read so that a date cell compares as its date and time (`2026-11-21 00:30:00`), not as
+ * Excel's day number.
  */
 async function* sheets(file: string): AsyncGenerator<Sheet, void> {
   const directory = await unzipper.Open.file(file);
@@ -102,7 +108,10 @@ async function* sheets(file: string): AsyncGenerator<Sheet, void> {
   const entries = directory.files
     .filter((entry) => !Number.isNaN(number(entry.path)))
     .sort((a, b) => number(a.path) - number(b.path));
-  const workbook = { sharedStrings: [], styles: { getStyleModel: () => undefined }, properties: {} };
+  const styles = new StylesXform();
+  const stylesEntry = directory.files.find((entry) => entry.path === 'xl/styles.xml');
+  if (stylesEntry) await styles.parseStream(stylesEntry.stream());
+  const workbook = { sharedStrings: [], styles, properties: {} };
   for (const entry of entries) {
     const reader = new WorksheetReader({
       workbook,
@@ -140,6 +149,8 @@ const unescapeXml = (text: string): string =>
 function plain(value: unknown): Cell {
   if (value === undefined || value === null) return null;
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
+  // Our date cells hold a UTC+8 wall-clock time: shown as written, to the second.
+  if (value instanceof Date) return value.toISOString().slice(0, 19).replace('T', ' ');
   return JSON.stringify(value);
 }
 

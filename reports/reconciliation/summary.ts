@@ -24,11 +24,11 @@ export interface BreakdownLine {
 /** Pending opening + movements = pending closing, with the check's result. */
 export interface PendingRoll {
   opening: Total;
-  /** Became pending during the day (new pending items, and items that arrived pending late). */
+  /** Versions received pending whose record was not pending before (new, or arrived pending late). */
   added: Total;
-  /** Were pending and succeeded during the day. */
+  /** Versions received success whose record was pending before (within the day too). */
   succeeded: Total;
-  /** Were pending and failed during the day. */
+  /** Versions received failed whose record was pending before. */
   failed: Total;
   /** Stayed pending while their amount changed (the change in sum only). */
   amountChanges: Total;
@@ -54,6 +54,8 @@ export interface DaySummary {
     pendingClosing: number;
   };
   byStatus: Record<ReconStatus, Total>;
+  /** Add charges (checkout's payer fees, on top of the amounts) by status, in sen. */
+  addChargesSen: Record<ReconStatus, number>;
   byType: BreakdownLine[];
   byState: BreakdownLine[];
   byChannel: BreakdownLine[];
@@ -99,6 +101,7 @@ export function summaryBuilder(snapshot: ReconSnapshot): {
   feed('day', [snapshot.sink, snapshot.day]);
 
   const byStatus: Record<ReconStatus, Total> = { success: zero(), pending: zero(), failed: zero() };
+  const addChargesSen: Record<ReconStatus, number> = { success: 0, pending: 0, failed: 0 };
   const breakdowns = {
     type: new Map<string, BreakdownLine>(),
     state: new Map(),
@@ -121,6 +124,7 @@ export function summaryBuilder(snapshot: ReconSnapshot): {
     transactions += 1;
     if (item.exceptions !== '[]') flagged += 1;
     add(byStatus[item.status], item.amountSen);
+    addChargesSen[item.status] += item.addChargeSen;
     count('type', canonicalType(item), item);
     count('state', item.state ?? '(none)', item);
     count('channel', item.channel, item);
@@ -137,14 +141,20 @@ export function summaryBuilder(snapshot: ReconSnapshot): {
       balances: false,
     };
     for (const item of snapshot.pending('opening')) add(roll.opening, item.amountSen);
+    // Every version received counts (issue 15): the roll shows each move, and "changes received" is
+    // what the bank sent. A record of an earlier day is one adjustment however many versions it got; its
+    // versions' changes to collected add up to its change over the day.
     let movements = 0;
     const adjustments = { count: 0, collectedDeltaSen: 0 };
-    for (const move of snapshot.movements()) {
+    let lastAdjusted = '';
+    for (const move of snapshot.versions()) {
       feed('m', move);
       movements += 1;
       rollMovement(roll, move);
       if (move.businessDate < snapshot.day) {
-        adjustments.count += 1;
+        const record = `${move.channel}\t${move.orderNo}`;
+        if (record !== lastAdjusted) adjustments.count += 1;
+        lastAdjusted = record;
         adjustments.collectedDeltaSen += collectedDelta(move);
       }
     }
@@ -189,6 +199,7 @@ export function summaryBuilder(snapshot: ReconSnapshot): {
         pendingClosing: roll.closing.count,
       },
       byStatus,
+      addChargesSen,
       byType: sorted(breakdowns.type),
       byState: sorted(breakdowns.state),
       byChannel: sorted(breakdowns.channel),

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { setTimeout } from 'node:timers/promises';
 import type ExcelJS from 'exceljs';
-import { formatKl, klDayStartUtc } from '../../core/time.ts';
+import { klDayStartUtc } from '../../core/time.ts';
 import { TEST_SINK } from '../../core/store/index.ts';
 import type {
   ReconChannel,
@@ -12,6 +12,7 @@ import type {
 } from '../../core/store/recon-snapshot.ts';
 import { addTextRow, EXCEL_MAX_ROWS } from './cells.ts';
 import { DeterministicWorkbookWriter } from './deterministic-writer.ts';
+import { NONE_CODE, stateName, typeName } from './names.ts';
 import {
   canonicalType,
   collectedDelta,
@@ -36,6 +37,9 @@ export interface WorkbookInput {
 export const SHEETS = ['Summary', 'Transactions', 'Exceptions', 'Pending', 'Adjustments'] as const;
 
 const MONEY = '#,##0.00';
+/** Times are Excel date-time cells (sortable, filterable, usable in formulas), shown in UTC+8. */
+const DATE_TIME = 'yyyy-mm-dd hh:mm:ss';
+const KL_OFFSET_MS = 8 * 3_600_000;
 const CHANNEL_LABEL: Record<ReconChannel, string> = {
   bank: 'Bank posting',
   fpx: 'Checkout FPX',
@@ -44,7 +48,11 @@ const CHANNEL_LABEL: Record<ReconChannel, string> = {
 };
 /** Money cells are numbers in ringgit, computed from integer sen only here, at the edge. */
 const rm = (sen: number | null): number | null => (sen === null ? null : sen / 100);
-const kl = (utcIso: string): string => formatKl(new Date(utcIso));
+/**
+ * An instant as a date cell showing its Kuala Lumpur wall-clock time: an Excel date has no time zone, so
+ * the cell holds the UTC+8 reading (exceljs writes a Date's UTC fields).
+ */
+const kl = (utcIso: string): Date => new Date(Date.parse(utcIso) + KL_OFFSET_MS);
 const codes = (json: string): string[] => JSON.parse(json) as string[];
 
 interface Column {
@@ -53,6 +61,7 @@ interface Column {
   money?: boolean;
   numFmt?: string;
 }
+const TIME_COLUMN = (header: string): Column => ({ header, width: 20, numFmt: DATE_TIME });
 
 /**
  * Writes one sink's reconciliation workbook for one day with exceljs's streaming writer, so a day of a
@@ -119,17 +128,25 @@ export async function writeReconWorkbook(input: WorkbookInput): Promise<DaySumma
 
 const TRANSACTION_COLUMNS: Column[] = [
   { header: 'Order no', width: 22 },
-  { header: 'Time (UTC+8)', width: 20 },
+  TIME_COLUMN('Time (UTC+8)'),
   { header: 'Channel', width: 18 },
   { header: 'Payer name', width: 28 },
   { header: 'Email', width: 30 },
+  { header: 'Data email', width: 30 },
+  { header: 'Zakat name', width: 28 },
   { header: 'IC no', width: 15 },
   { header: 'Phone', width: 14 },
+  { header: 'Address', width: 36 },
+  { header: 'Postcode', width: 9 },
+  { header: 'City', width: 18 },
   { header: 'Type (raw)', width: 20 },
+  { header: 'Type code', width: 18 },
   { header: 'Type', width: 18 },
-  { header: 'State', width: 16 },
+  { header: 'State code', width: 16 },
+  { header: 'State', width: 18 },
   { header: 'Year', width: 8 },
   { header: 'Amount (RM)', width: 14, money: true },
+  { header: 'Zakat amount (RM)', width: 14, money: true },
   { header: 'Add charge (RM)', width: 14, money: true },
   { header: 'Rate (RM)', width: 11, money: true },
   { header: 'Dependants', width: 11 },
@@ -139,19 +156,28 @@ const TRANSACTION_COLUMNS: Column[] = [
 ];
 
 function transactionRow(item: ReconItem): unknown[] {
+  const type = canonicalType(item);
   return [
     item.orderNo,
     kl(item.timeUtc),
     CHANNEL_LABEL[item.channel],
     item.name,
     item.email,
+    item.dataEmail,
+    item.zakatName,
     item.icNo,
     item.phone,
+    item.address,
+    item.postcode,
+    item.city,
     item.typeRaw,
-    canonicalType(item),
-    item.state,
+    type,
+    typeName(type),
+    item.state ?? NONE_CODE,
+    stateName(item.state),
     item.year,
     rm(item.amountSen),
+    rm(item.zakatAmountSen),
     rm(item.addChargeSen),
     rm(item.rateSen),
     item.dependants,
@@ -165,7 +191,7 @@ const EXCEPTION_COLUMNS: Column[] = [
   { header: 'Order no', width: 22 },
   { header: 'Kind', width: 12 },
   { header: 'Channel', width: 18 },
-  { header: 'Time (UTC+8)', width: 20 },
+  TIME_COLUMN('Time (UTC+8)'),
   { header: 'Amount (RM)', width: 14, money: true },
   { header: 'Reason codes', width: 34 },
   { header: 'Explanation', width: 70 },
@@ -209,7 +235,7 @@ function* exceptionRows(
 
 const PENDING_COLUMNS: Column[] = [
   { header: 'Order no', width: 22 },
-  { header: 'Time (UTC+8)', width: 20 },
+  TIME_COLUMN('Time (UTC+8)'),
   { header: 'Business day', width: 12 },
   { header: 'Channel', width: 18 },
   { header: 'Payer name', width: 28 },
@@ -221,7 +247,7 @@ const PENDING_COLUMNS: Column[] = [
 const ADJUSTMENT_COLUMNS: Column[] = [
   { header: 'Order no', width: 22 },
   { header: 'Business day', width: 12 },
-  { header: 'Received (UTC+8)', width: 20 },
+  TIME_COLUMN('Received (UTC+8)'),
   { header: 'Channel', width: 18 },
   { header: 'Previous status', width: 15 },
   { header: 'New status', width: 12 },
@@ -319,11 +345,14 @@ function writeSummary(
   transactionSheets: readonly string[],
 ): void {
   const sheet = workbook.addReservedSheet('Summary', { views: [{ state: 'frozen', ySplit: 1 }] });
-  sheet.columns = [{ width: 34 }, ...Array.from({ length: 8 }, () => ({ width: 16 }))];
+  sheet.columns = [{ width: 44 }, ...Array.from({ length: 9 }, () => ({ width: 16 }))];
   const line = (values: unknown[], options: { bold?: boolean; money?: number[] } = {}) => {
     const row = addTextRow(sheet, values);
     if (options.bold) row.font = { bold: true };
     for (const col of options.money ?? []) row.getCell(col).numFmt = MONEY;
+    values.forEach((value, i) => {
+      if (value instanceof Date) row.getCell(i + 1).numFmt = DATE_TIME;
+    });
     row.commit();
   };
   const totalCells = (t: Total) => [t.count, rm(t.sumSen)];
@@ -333,8 +362,9 @@ function writeSummary(
   line(['Agency', isTest ? 'BANK (live tests, not zakat)' : summary.sink]);
   line(['Business day (Asia/Kuala_Lumpur)', summary.day]);
   line(['Run id', summary.runId]);
-  line(['Generated at: data as of (UTC+8)', kl(summary.asOf)]);
-  line(['Changes read from (UTC+8)', kl(klDayStartUtc(summary.day))]);
+  // The as-of time is what the figures mean (never the wall clock: same inputs, same bytes).
+  line(['Figures include data received before (UTC+8)', kl(summary.asOf)]);
+  line(['Changes counted from (UTC+8)', kl(klDayStartUtc(summary.day))]);
   line(['Content fingerprint (SHA-256)', summary.fingerprint]);
   // Only a day past Excel's row limit has this line, so other days' bytes do not change.
   if (transactionSheets.length > 1) line(['Transactions are on the sheets', transactionSheets.join(', ')]);
@@ -352,8 +382,11 @@ function writeSummary(
   line(['Pending at as-of', summary.inputs.pendingClosing]);
   line([]);
 
-  line(['By status', 'Count', 'Amount (RM)'], { bold: true });
-  for (const status of STATUSES) line([status, ...totalCells(summary.byStatus[status])], { money: [3] });
+  line(['By status', 'Count', 'Amount (RM)', 'Add charges (RM)'], { bold: true });
+  for (const status of STATUSES)
+    line([status, ...totalCells(summary.byStatus[status]), rm(summary.addChargesSen[status])], {
+      money: [3, 4],
+    });
   const all = STATUSES.reduce(
     (t, s) => ({
       count: t.count + summary.byStatus[s].count,
@@ -361,10 +394,12 @@ function writeSummary(
     }),
     { count: 0, sumSen: 0 },
   );
-  line(['total', ...totalCells(all)], { bold: true, money: [3] });
+  const allCharges = STATUSES.reduce((sum, s) => sum + summary.addChargesSen[s], 0);
+  line(['total', ...totalCells(all), rm(allCharges)], { bold: true, money: [3, 4] });
   line([]);
 
-  const breakdown = (title: string, lines: BreakdownLine[]) => {
+  // The name first (what an accountant reads), the code last (what the Transactions sheet filters on).
+  const breakdown = (title: string, lines: BreakdownLine[], name: (key: string) => string) => {
     line(
       [
         title,
@@ -376,17 +411,19 @@ function writeSummary(
         'Pending (RM)',
         'Failed',
         'Failed (RM)',
+        'Code',
       ],
       { bold: true },
     );
     for (const l of lines)
       line(
         [
-          l.key,
+          name(l.key),
           ...totalCells(l.all),
           ...totalCells(l.success),
           ...totalCells(l.pending),
           ...totalCells(l.failed),
+          l.key,
         ],
         {
           money: [3, 5, 7, 9],
@@ -394,12 +431,9 @@ function writeSummary(
       );
     line([]);
   };
-  breakdown('By zakat type', summary.byType);
-  breakdown('By state', summary.byState);
-  breakdown(
-    'By channel',
-    summary.byChannel.map((l) => ({ ...l, key: CHANNEL_LABEL[l.key as ReconChannel] })),
-  );
+  breakdown('By zakat type', summary.byType, typeName);
+  breakdown('By state', summary.byState, stateName);
+  breakdown('By channel', summary.byChannel, (key) => CHANNEL_LABEL[key as ReconChannel]);
 
   const roll = summary.pending;
   line(['Pending roll', 'Count', 'Amount (RM)'], { bold: true });
@@ -412,6 +446,9 @@ function writeSummary(
   line(['Check: opening + movements = closing', roll.balances ? 'balances' : 'DOES NOT BALANCE'], {
     bold: true,
   });
+  line([
+    'Each version received is one movement: a posting that went pending and then succeeded during the day is counted in "+ became pending" and in "- pending that succeeded".',
+  ]);
   line([]);
   line(['Adjustments to earlier days', 'Count', 'Change to collected (RM)'], { bold: true });
   line(

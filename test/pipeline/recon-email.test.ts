@@ -111,3 +111,90 @@ test('the nightly job builds every agency and the bank test report once, for the
   const mails = readdirSync(path.join(app.dataDir, 'mail'));
   assert.equal(mails.length, 3, 'each agency and the bank test recipients');
 });
+
+test('a re-run of a day is mailed as a correction of the earlier e-mail, says what changed, with an HTML part', async (t) => {
+  const generated = generateDay(120);
+  const app = await loadDay(t, generated);
+  await drain(app);
+  const mailDir = path.join(app.dataDir, 'mail');
+  const mails = async () =>
+    Promise.all(
+      readdirSync(mailDir)
+        .filter((f) => f.endsWith('.eml'))
+        .sort()
+        .map((f) => simpleParser(readFileSync(path.join(mailDir, f)))),
+    );
+  await runReconciliation(app.deps, { sink: 'PPZ', day: DAY, trigger: 'manual', asOf: AS_OF });
+  await drain(app);
+  const [first] = await mails();
+  assert.equal(first?.subject, `Zakat reconciliation ${DAY}: Pusat Pungutan Zakat MAIWP`);
+  // The HTML part beside the text carries the same headline figures.
+  assert.match(first?.html || '', /<table[\s\S]*Collected \(success\)[\s\S]*<\/table>/);
+  assert.match(first?.text ?? '', /Collected \(success\)/);
+
+  // A pending PPZ posting settles after the nightly read; the day is run again as of later.
+  const pending = generated.items.find(
+    (i) =>
+      i.sink === 'PPZ' &&
+      i.channel === 'bank' &&
+      i.businessDate === DAY &&
+      i.versions.at(-1)!.status === 'pending' &&
+      i.versions.at(-1)!.at < AS_OF.getTime(),
+  )!;
+  const record = generated.batches
+    .flatMap((b) => b.records)
+    .filter((r) => r.orderno === pending.id)
+    .at(-1)!;
+  const later = new Date(AS_OF.getTime() + 3_600_000);
+  (app.deps.clock as ReturnType<typeof fixedClock>).set(later);
+  assert.equal((await app.postBatch({ transactions: [{ ...record, status: 'success' }] })).status, 200);
+  await drain(app);
+  const { run } = await runReconciliation(app.deps, {
+    sink: 'PPZ',
+    day: DAY,
+    trigger: 'manual',
+    asOf: new Date(later.getTime() + 60_000), // after the update was received
+  });
+  await drain(app);
+
+  const all = await mails();
+  assert.equal(all.length, 2);
+  const correction = all.find((m) => m.messageId !== first?.messageId)!;
+  assert.equal(
+    correction.subject,
+    `Correction: Zakat reconciliation ${DAY}: Pusat Pungutan Zakat MAIWP (replaces run ${run.previousRun})`,
+  );
+  // Threaded under the earlier e-mail, and it says what changed, in the text and in the HTML.
+  assert.equal(correction.inReplyTo, first?.messageId);
+  assert.match(correction.text ?? '', new RegExp(`corrects the workbook of run ${run.previousRun}`));
+  assert.match(correction.text ?? '', /What changed: \d+ cell\(s\)/);
+  assert.match(correction.text ?? '', /Transactions![A-Z]+\d+: "pending" -> "success"/);
+  assert.match(
+    correction.html || '',
+    /Transactions![A-Z]+\d+: &quot;pending&quot; -&gt; &quot;success&quot;/,
+  );
+  assert.match(correction.text ?? '', /Collected \(success\)/);
+});
+
+test('a re-run that finds the same records is mailed as an unchanged re-run, not as a correction', async (t) => {
+  const app = await loadDay(t, generateDay(120));
+  await drain(app);
+  await runReconciliation(app.deps, { sink: 'PPZ', day: DAY, trigger: 'manual', asOf: AS_OF });
+  const later = new Date(AS_OF.getTime() + 600_000);
+  (app.deps.clock as ReturnType<typeof fixedClock>).set(later);
+  const { run } = await runReconciliation(app.deps, {
+    sink: 'PPZ',
+    day: DAY,
+    trigger: 'manual',
+    asOf: later,
+  });
+  await drain(app);
+  const dir = path.join(app.dataDir, 'mail');
+  const subjects = await Promise.all(
+    readdirSync(dir).map(async (f) => (await simpleParser(readFileSync(path.join(dir, f)))).subject),
+  );
+  assert.deepEqual(subjects.sort(), [
+    `Re-run, no change: Zakat reconciliation ${DAY}: Pusat Pungutan Zakat MAIWP (same figures as run ${run.previousRun})`,
+    `Zakat reconciliation ${DAY}: Pusat Pungutan Zakat MAIWP`,
+  ]);
+});

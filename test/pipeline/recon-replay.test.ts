@@ -67,6 +67,10 @@ interface ExpectedRecon {
       flagged: number;
       pending_closing: [number, number];
       adjustments: number;
+      /** Every version the bank sent on the day (a duplicate is not one). */
+      changes_received: number;
+      /** The pending roll's movements, [count, sen]: became pending, then succeeded, then failed. */
+      pending_roll: [[number, number], [number, number], [number, number]];
     }
   >;
 }
@@ -91,7 +95,12 @@ test('the fixture day replays to its committed expected totals', async (t) => {
       const row = s.table('By status').get(name);
       return [Number(row?.[0]), sen(row?.[1])];
     };
-    const closing = s.table('Pending roll').get('Closing (pending at as-of)');
+    const roll = s.table('Pending roll');
+    const closing = roll.get('Closing (pending at as-of)');
+    const movement = (label: string): [number, number] => [
+      Number(roll.get(label)?.[0]),
+      sen(roll.get(label)?.[1]),
+    ];
     actual[run.sink === TEST_SINK ? 'BANK-TEST' : run.sink] = {
       transactions: Number(s.value('Transactions of the day')[0]),
       success: status('success'),
@@ -100,6 +109,12 @@ test('the fixture day replays to its committed expected totals', async (t) => {
       flagged: Number(s.value('Flagged transactions')[0]),
       pending_closing: [Number(closing?.[0]), sen(closing?.[1])],
       adjustments: Number(s.value('Changes to earlier days (adjustments)')[0]),
+      changes_received: Number(s.value('Changes received during the day')[0]),
+      pending_roll: [
+        movement('+ became pending'),
+        movement('- pending that succeeded'),
+        movement('- pending that failed'),
+      ],
     };
   }
   assert.deepEqual(actual, expected.sinks);

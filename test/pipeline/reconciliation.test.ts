@@ -51,8 +51,11 @@ test('every control total of every workbook equals the generated truth to the se
         `${sink} ${status}`,
       );
     }
+    // Zakat types and states are shown by name; their code is the table's last column.
+    const byCode = (title: string) =>
+      new Map([...s.table(title).values()].map((row) => [String(row.at(-1)), row]));
     const tableOf = (title: string, truthMap: Record<string, Total>, label = (k: string) => k) => {
-      const table = s.table(title);
+      const table = title === 'By channel' ? s.table(title) : byCode(title);
       assert.deepEqual(
         [...table.keys()].sort(),
         Object.keys(truthMap).map(label).sort(),
@@ -94,6 +97,15 @@ test('every control total of every workbook equals the generated truth to the se
       truth.closing.sumSen,
       `${sink} roll sum`,
     );
+    // Every version received counts: a posting that went pending -> success within the day is in both.
+    assert.deepEqual(added, pair(truth.added), `${sink} became pending`);
+    assert.deepEqual(succeeded, pair(truth.succeeded), `${sink} pending that succeeded`);
+    assert.deepEqual(failed, pair(truth.failed), `${sink} pending that failed`);
+    assert.equal(
+      s.value('Changes received during the day')[0],
+      truth.changesReceived,
+      `${sink} changes received`,
+    );
     assert.equal(roll.get('Check: opening + movements = closing')?.[0], 'balances', sink);
     assert.equal(summary.pending.balances, true);
 
@@ -129,6 +141,19 @@ test('every control total of every workbook equals the generated truth to the se
   const lzs = truthOf(generated, 'LZS');
   assert.ok(lzs.opening.count > 0 && lzs.adjustments.count > 0 && lzs.flagged > 0 && lzs.anomalies === 1);
   assert.ok((lzs.byChannel.card?.count ?? 0) > 0 && lzs.byStatus.pending.count > 0);
+  // Postings of the day that went pending -> success, and pending -> failed, within it.
+  const withinDay = (to: string) =>
+    generated.items.some(
+      (i) =>
+        i.sink === 'LZS' &&
+        i.businessDate === DAY &&
+        i.versions.length === 2 &&
+        i.versions[0]!.status === 'pending' &&
+        i.versions[0]!.at >= Date.parse(`${DAY}T00:00:00+08:00`) &&
+        i.versions[1]!.status === to &&
+        i.versions[1]!.at < AS_OF.getTime(),
+    );
+  assert.ok(withinDay('success') && withinDay('failed'), 'movements within the day');
 });
 
 test('live-test entries never appear in an agency workbook; they have their own bank test report', async (t) => {
@@ -219,7 +244,8 @@ test('the same day read as of the same time gives byte-identical workbooks; a re
   // Reading back is reliable (exceljs's streaming reader was not: exceljs#3064): the same answer every time.
   for (let again = 0; again < 20; again += 1)
     assert.deepEqual(await compareWorkbooks(second.path, third.path, 10_000), diff);
-  const statusColumn = 'P'; // Transactions: Status
+  const headers = (await readWorkbook(third.path)).sheet('Transactions')[0]!;
+  const statusColumn = String.fromCharCode(65 + headers.indexOf('Status')); // within A..Z
   assert.ok(
     diff.lines.some((line) =>
       new RegExp(`^Transactions!${statusColumn}\\d+: "pending" -> "success"$`).test(line),

@@ -60,6 +60,12 @@ export interface Truth {
   byChannel: Record<string, Total>;
   opening: Total;
   closing: Total;
+  /** The pending roll's movements: each version received during the day against the one before it. */
+  added: Total;
+  succeeded: Total;
+  failed: Total;
+  /** Versions received from the start of the day until as-of, of records of this day or earlier. */
+  changesReceived: number;
   adjustments: { count: number; collectedDeltaSen: number };
   flagged: number;
   anomalies: number;
@@ -334,6 +340,10 @@ export function truthOf(generated: GeneratedDay, sink: string): Truth {
     byChannel: {},
     opening: zero(),
     closing: zero(),
+    added: zero(),
+    succeeded: zero(),
+    failed: zero(),
+    changesReceived: 0,
     adjustments: { count: 0, collectedDeltaSen: 0 },
     flagged: 0,
     anomalies: generated.conflicts.filter((c) => c.sink === sink && c.at >= DAY_START && c.at < asOf).length,
@@ -357,6 +367,16 @@ export function truthOf(generated: GeneratedDay, sink: string): Truth {
     }
     if (item.businessDate <= DAY && before === 'pending') add(truth.opening, item.amountSen);
     if (item.businessDate <= DAY && now === 'pending') add(truth.closing, item.amountSen);
+    if (item.businessDate <= DAY) {
+      item.versions.forEach((v, i) => {
+        if (v.at < DAY_START || v.at >= asOf) return;
+        truth.changesReceived += 1;
+        const previous = item.versions[i - 1]?.status;
+        if (previous !== 'pending' && v.status === 'pending') add(truth.added, item.amountSen);
+        if (previous === 'pending' && v.status === 'success') add(truth.succeeded, item.amountSen);
+        if (previous === 'pending' && v.status === 'failed') add(truth.failed, item.amountSen);
+      });
+    }
     const changedToday = item.versions.some((v) => v.at >= DAY_START && v.at < asOf);
     if (item.businessDate < DAY && changedToday) {
       truth.adjustments.count += 1;
