@@ -8,6 +8,8 @@ export type AddChargeRule = { fixedSen: number } | { percent: number };
 /** What an agency (tenant) configures beyond its code, name and key. */
 export interface AgencySettings {
   paymentCategories: string[];
+  /** What payers read for a category, in English and Malay; a category without one shows its id. */
+  categoryNames: Record<string, { en: string; ms: string }>;
   addCharges: Partial<Record<PaymentMethod, AddChargeRule>>;
   reportRecipients: string[];
   callbackHosts: string[];
@@ -18,6 +20,7 @@ export interface AgencySettings {
 
 export const DEFAULT_AGENCY_SETTINGS: AgencySettings = {
   paymentCategories: [],
+  categoryNames: {},
   addCharges: {},
   reportRecipients: [],
   callbackHosts: [],

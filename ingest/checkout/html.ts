@@ -1,4 +1,6 @@
 import type { Context } from 'koa';
+import { LANGS, messages } from './i18n.ts';
+import { payerLang, switchHref } from './lang.ts';
 
 /** HTML that is already safe to emit (escaped, or markup we wrote). */
 export class SafeHtml {
@@ -47,6 +49,12 @@ export function sendPage(
   status: number,
   page: { title: string; body: SafeHtml; formAction?: string; refreshSeconds?: number; sandbox?: boolean },
 ): void {
+  const lang = payerLang(ctx);
+  const m = messages(lang);
+  const others = LANGS.filter((l) => l !== lang).flatMap((l) => {
+    const href = switchHref(ctx, l);
+    return href ? [{ lang: l, href }] : [];
+  });
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set(
@@ -64,8 +72,9 @@ export function sendPage(
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Referrer-Policy', 'no-referrer');
   ctx.set('Cache-Control', 'no-store');
+  ctx.set('Content-Language', lang);
   ctx.body = html`<!doctype html>
-    <html lang="en">
+    <html lang="${lang}">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -74,15 +83,21 @@ export function sendPage(
         <link rel="stylesheet" href="/assets/checkout.css" />
       </head>
       <body>
+        ${page.sandbox ? html`<p class="sandbox-banner" role="note">${m.sandboxBanner}</p>` : ''}
         ${
-          page.sandbox
-            ? html`<p class="sandbox-banner" role="note">
-                Sandbox: this is a test payment service. No real money moves.
-              </p>`
+          others.length > 0
+            ? html`<nav class="lang" aria-label="Language / Bahasa">
+                ${others.map(
+                  (o) =>
+                    html`<a href="${o.href}" hreflang="${o.lang}" lang="${o.lang}"
+                      >${messages(o.lang).langName}</a
+                    >`,
+                )}
+              </nav>`
             : ''
         }
         <main>${page.body}</main>
-        <footer><p>amil payment gateway</p></footer>
+        <footer><p>${m.footer}</p></footer>
       </body>
     </html> `.value;
 }
