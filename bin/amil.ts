@@ -222,6 +222,19 @@ const addCharge = (
     ringgit !== undefined ? { fixedSen: ringgitStringToSen(ringgit) ?? 0 } : { percent: Number(percent) };
   return { ...previous, [method]: rule };
 };
+/** `zakat-fitrah=English name|Malay name`, repeatable: what payers read for a category. */
+const categoryName = (
+  value: string,
+  previous: AgencySettings['categoryNames'] = {},
+): AgencySettings['categoryNames'] => {
+  const match = /^([a-z0-9][a-z0-9-]{0,62})=([^|]{1,80})\|([^|]{1,80})$/.exec(value);
+  const [, id = '', en = '', ms = ''] = match ?? [];
+  if (!match || en.trim() === '' || ms.trim() === '')
+    throw new InvalidArgumentError(
+      'use ID="English name|Malay name", e.g. zakat-fitrah="Zakat Fitrah|Zakat Fitrah"',
+    );
+  return { ...previous, [id]: { en: en.trim(), ms: ms.trim() } };
+};
 const bounded =
   (max: number) =>
   (value: string): string => {
@@ -246,6 +259,7 @@ interface AgencyOptions {
   recipients?: string[];
   callbackHosts?: string[];
   addCharge?: AgencySettings['addCharges'];
+  categoryName?: AgencySettings['categoryNames'];
   duitnowAcquirer?: string;
   duitnowMerchant?: string;
   duitnowName?: string;
@@ -260,6 +274,11 @@ function withAgencyOptions(command: Command): Command {
       '--categories <ids>',
       'payment categories, comma-separated (e.g. zakat-fitrah,zakat-pendapatan)',
       categories,
+    )
+    .option(
+      '--category-name <id=names>',
+      'what payers read for a category: ID="English|Malay" (repeatable)',
+      categoryName,
     )
     .option('--recipients <emails>', 'report e-mail recipients, comma-separated', emails)
     .option('--callback-hosts <hosts>', 'hosts a returnUrl may point at, comma-separated', hosts)
@@ -278,6 +297,13 @@ function settingsFrom(opts: AgencyOptions, current: AgencySettings): Partial<Age
   if (opts.recipients) change.reportRecipients = opts.recipients;
   if (opts.callbackHosts) change.callbackHosts = opts.callbackHosts;
   if (opts.addCharge) change.addCharges = { ...current.addCharges, ...opts.addCharge };
+  if (opts.categoryName) {
+    const known = opts.categories ?? current.paymentCategories;
+    const unknown = Object.keys(opts.categoryName).filter((id) => !known.includes(id));
+    if (unknown.length > 0)
+      throw new InvalidArgumentError(`not a payment category of this agency: ${unknown.join(', ')}`);
+    change.categoryNames = { ...current.categoryNames, ...opts.categoryName };
+  }
   const duitnow = {
     ...(opts.duitnowAcquirer !== undefined && { acquirerId: opts.duitnowAcquirer }),
     ...(opts.duitnowMerchant !== undefined && { merchantId: opts.duitnowMerchant }),
@@ -302,6 +328,10 @@ function printAgency(row: AgencyRow): void {
     `  API key: ${row.hasApiKey ? `set (rotated ${row.apiKeyRotatedAt}); shown only when created or rotated` : 'none'}`,
   );
   print(`  payment categories: ${s.paymentCategories.join(', ') || '-'}`);
+  for (const id of s.paymentCategories) {
+    const names = s.categoryNames[id];
+    print(`    ${id}: ${names ? `${names.en} | ${names.ms}` : '(no name: payers see the id)'}`);
+  }
   print(
     `  add charges: ${
       Object.entries(s.addCharges)

@@ -370,7 +370,7 @@ export function sandboxBankPage(
               ${radioGroup(
                 payment.outcome === null ? m.sandboxPick : m.sandboxResolve,
                 'outcome',
-                outcomes.map((o) => ({ value: o.code, label: o.label })),
+                outcomes.map((o) => ({ value: o.code, label: m.sandboxOutcomes[o.code] ?? o.label })),
               )}
               <button type="submit">${m.confirm}</button>
             </form>`

@@ -166,6 +166,42 @@ test('amil agency add prints a key once; show never does; rotate-key replaces it
   assert.equal((await runCli(['agency', 'add', 'MAIS', '--name', 'again'], env)).code, 1, 'codes are unique');
 });
 
+test('amil agency set --category-name names a category in English and Malay, shown to payers on the pay page', async (t) => {
+  const app = await startApp(t);
+  const env = { DATA_DIR: app.dataDir };
+  const set = await runCli(
+    [
+      'agency',
+      'set',
+      'LZS',
+      '--category-name',
+      'zakat-perniagaan=Zakat on business income|Zakat Perniagaan Syarikat',
+    ],
+    env,
+  );
+  assert.equal(set.code, 0, set.stderr);
+  const names = (await app.deps.store.agencies.get('LZS'))?.settings.categoryNames;
+  assert.deepEqual(names?.['zakat-perniagaan'], {
+    en: 'Zakat on business income',
+    ms: 'Zakat Perniagaan Syarikat',
+  });
+  assert.deepEqual(
+    names?.['zakat-fitrah'],
+    { en: 'Zakat Fitrah', ms: 'Zakat Fitrah' },
+    'other names are kept',
+  );
+  const shown = await runCli(['agency', 'show', 'LZS'], env);
+  assert.match(shown.stdout, /zakat-perniagaan: Zakat on business income \| Zakat Perniagaan Syarikat/);
+  const page = await fetch(`${app.url}/pay/LZS/zakat-perniagaan/B-1/50.00`, {
+    headers: { accept: 'text/html', 'accept-language': 'ms' },
+  });
+  assert.match(await page.text(), /<dd>Zakat Perniagaan Syarikat<\/dd>/);
+  for (const bad of ['zakat-perniagaan=Only English', 'zakat-kereta=Car|Kereta', 'Bad Id=A|B']) {
+    const refused = await runCli(['agency', 'set', 'LZS', '--category-name', bad], env);
+    assert.notEqual(refused.code, 0, bad);
+  }
+});
+
 test('amil token mint prints a token for existing agencies, and revoke revokes it', async (t) => {
   const app = await startApp(t);
   const env = { DATA_DIR: app.dataDir };
