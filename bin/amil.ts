@@ -11,6 +11,7 @@ import { createLogger } from '../core/logger.ts';
 import { generatePassword, hashPassword } from '../core/passwords.ts';
 import type { Deps } from '../core/deps.ts';
 import { formatSen, ringgitStringToSen } from '../core/money.ts';
+import { agencyLogo } from '../core/agency-logo.ts';
 import { mintReportToken, parseTtl } from '../core/report-tokens.ts';
 import {
   DEFAULT_AGENCY_SETTINGS,
@@ -260,6 +261,7 @@ interface AgencyOptions {
   callbackHosts?: string[];
   addCharge?: AgencySettings['addCharges'];
   categoryName?: AgencySettings['categoryNames'];
+  logo?: string;
   duitnowAcquirer?: string;
   duitnowMerchant?: string;
   duitnowName?: string;
@@ -280,6 +282,7 @@ function withAgencyOptions(command: Command): Command {
       'what payers read for a category: ID="English|Malay" (repeatable)',
       categoryName,
     )
+    .option('--logo <file>', 'the agency logo payers see: PNG, JPEG or WebP, at most 64 KB')
     .option('--recipients <emails>', 'report e-mail recipients, comma-separated', emails)
     .option('--callback-hosts <hosts>', 'hosts a returnUrl may point at, comma-separated', hosts)
     .option('--add-charge <rule>', 'add charge per method: fpx=1.00 or card=1.5% (repeatable)', addCharge)
@@ -297,6 +300,11 @@ function settingsFrom(opts: AgencyOptions, current: AgencySettings): Partial<Age
   if (opts.recipients) change.reportRecipients = opts.recipients;
   if (opts.callbackHosts) change.callbackHosts = opts.callbackHosts;
   if (opts.addCharge) change.addCharges = { ...current.addCharges, ...opts.addCharge };
+  if (opts.logo !== undefined) {
+    const logo = agencyLogo(readFileSync(opts.logo));
+    if (typeof logo === 'string') throw new InvalidArgumentError(`--logo: ${logo}`);
+    change.logo = logo;
+  }
   if (opts.categoryName) {
     const known = opts.categories ?? current.paymentCategories;
     const unknown = Object.keys(opts.categoryName).filter((id) => !known.includes(id));
@@ -343,6 +351,7 @@ function printAgency(row: AgencyRow): void {
   print(`  callback hosts: ${s.callbackHosts.join(', ') || '-'}`);
   print(`  DuitNow: ${JSON.stringify(s.duitnow)}`);
   print(`  accepts unsigned orders: ${s.acceptUnsignedOrders ? 'yes' : 'no'}`);
+  print(`  logo: ${s.logo ? `${s.logo.type}, ${Buffer.from(s.logo.base64, 'base64').length} bytes` : '-'}`);
 }
 
 withAgencyOptions(

@@ -1,3 +1,4 @@
+import type { AgencyLogo } from '../agency-logo.ts';
 import type { Db } from './db.ts';
 
 export type PaymentMethod = 'fpx' | 'card' | 'ewallet';
@@ -16,6 +17,8 @@ export interface AgencySettings {
   /** DuitNow QR merchant account; categoryCode (ISO 18245) defaults to 8661, religious organisations. */
   duitnow: { acquirerId?: string; merchantId?: string; name?: string; city?: string; categoryCode?: string };
   acceptUnsignedOrders: boolean;
+  /** Shown on the payer pages, served by us at /agency-logo/<code>. */
+  logo?: AgencyLogo;
 }
 
 export const DEFAULT_AGENCY_SETTINGS: AgencySettings = {

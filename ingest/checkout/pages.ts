@@ -21,8 +21,10 @@ export function categoryName(agency: AgencyRow, category: string, lang: Lang): s
   return agency.settings.categoryNames[category]?.[lang] ?? category;
 }
 
-function logo(_agency: AgencyRow): SafeHtml | '' {
-  return '';
+function logo(agency: AgencyRow): SafeHtml | '' {
+  return agency.settings.logo
+    ? html`<img class="logo" src="/agency-logo/${encodeURIComponent(agency.code)}" alt="${agency.name}" />`
+    : '';
 }
 
 function summary(lang: Lang, order: OrderRow, agency: AgencyRow, addChargeSen?: number): SafeHtml {

@@ -47,6 +47,22 @@ export function mountCheckout(router: Router, deps: Deps): void {
     ctx.body = asset.body;
   });
 
+  // An agency's logo (amil agency set --logo): ours to serve, so payer pages load nothing from elsewhere.
+  router.get('/agency-logo/:code', async (ctx) => {
+    const logo = (await deps.store.agencies.get(ctx.params.code ?? ''))?.settings.logo;
+    if (!logo) throw new DomainError('not-found');
+    ctx.set('Cache-Control', 'public, max-age=86400');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.etag = logo.sha256;
+    ctx.type = logo.type;
+    ctx.status = 200; // koa judges freshness only for a 2xx
+    if (ctx.fresh) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.body = Buffer.from(logo.base64, 'base64');
+  });
+
   router.post('/v2/checkout', async (ctx) => {
     requireAcquirer(deps.acquirer);
     const entries = await readForm(ctx);
