@@ -53,6 +53,7 @@ const en = {
   reasons: {
     '51': 'Your bank declined the payment: there is not enough money in the account.',
     BC: 'You cancelled the payment at the bank.',
+    XP: 'The payment was not completed in time.',
     other: 'Your bank did not approve the payment.',
   } as Record<string, string>,
   tryAgain: 'Try again',
@@ -203,6 +204,7 @@ const ms: Messages = {
   reasons: {
     '51': 'Bank anda menolak pembayaran ini: baki akaun tidak mencukupi.',
     BC: 'Anda telah membatalkan pembayaran di bank.',
+    XP: 'Pembayaran tidak diselesaikan dalam masa yang ditetapkan.',
     other: 'Bank anda tidak meluluskan pembayaran ini.',
   },
   tryAgain: 'Cuba lagi',
