@@ -159,7 +159,16 @@ export function payLinkPage(
               <dd>${value}</dd>`,
         )}
       </dl>
-      ${input.errors?.length ? errorList(lang, input.errors) : ''}
+      ${
+        input.errors?.length
+          ? errorList(
+              lang,
+              input.errors.map((e) =>
+                e.pointer === '/email' ? { pointer: '', message: m.emailInvalid } : e,
+              ),
+            )
+          : ''
+      }
       <form method="post" action="${input.action}">
         <label for="email">${m.emailLabel}</label>
         <input id="email" name="email" type="email" autocomplete="email" required />
@@ -320,7 +329,11 @@ function errorList(lang: Lang, errors: readonly FieldError[]): SafeHtml {
 
 function errorItems(errors: readonly FieldError[]): SafeHtml {
   return html`<ul>
-    ${errors.map((e) => html`<li><code>${e.pointer.slice(1) || 'order'}</code> ${e.message}</li>`)}
+    ${errors.map((e) =>
+      e.pointer === ''
+        ? html`<li>${e.message}</li>`
+        : html`<li><code>${e.pointer.slice(1)}</code> ${e.message}</li>`,
+    )}
   </ul>`;
 }
 

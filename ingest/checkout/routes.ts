@@ -203,11 +203,28 @@ export function mountCheckout(router: Router, deps: Deps): void {
       ['amount', link.amount],
       ['email', form.get('email') ?? ''],
     ];
-    const { order } = await openOrder(deps, entries, {
-      path: ctx.path,
-      payLink: { link: id, uses: link.uses },
-      ...(signed && { extras: link.extras }),
-    });
+    let order: OrderRow;
+    try {
+      ({ order } = await openOrder(deps, entries, {
+        path: ctx.path,
+        payLink: { link: id, uses: link.uses },
+        ...(signed && { extras: link.extras }),
+      }));
+    } catch (err) {
+      // A payer's typo: the same form again, to correct it (API clients get the problem).
+      if (!(err instanceof DomainError) || err.code !== 'validation-failed' || !wantsHtml(ctx)) throw err;
+      const action = signed ? `${ctx.path}?${ctx.querystring}` : ctx.path;
+      const page = payLinkPage(payerLang(ctx), {
+        ...link,
+        amountSen: ringgitStringToSen(link.amount) ?? 0,
+        agency,
+        category: link.paymentCategory,
+        action,
+        errors: err.fieldErrors,
+      });
+      send(ctx, 422, page);
+      return;
+    }
     ctx.redirect(checkoutPath(order));
     ctx.status = 303;
   });

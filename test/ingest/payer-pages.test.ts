@@ -234,3 +234,21 @@ test('GET / in a browser is a landing page; unknown paths are readable 404s for 
   const root = await fetch(`${app.url}/`, { headers: { accept: 'application/json' } });
   assert.equal(root.status, 404);
 });
+
+test('a pay page given a wrong e-mail shows the form again with a plain message in the payer language', async (t) => {
+  const app = await startApp(t);
+  const link = `${app.url}/pay/LZS/zakat-fitrah/FITRAH-9/28.00`;
+  const refused = await fetch(link, {
+    method: 'POST',
+    headers: { ...FORM, accept: BROWSER, 'accept-language': 'ms' },
+    body: 'email=not-an-email',
+  });
+  assert.equal(refused.status, 422);
+  const page = await refused.text();
+  assert.match(page, /<input id="email" name="email" type="email"/, 'the form is there to correct it');
+  assert.match(page, /Masukkan alamat e-mel yang sah/);
+  assert.match(page, /<dd>Zakat Fitrah<\/dd>/);
+  const api = await fetch(link, { method: 'POST', headers: FORM, body: 'email=not-an-email' });
+  assert.equal(api.status, 422);
+  assert.equal((await problemOf(api)).errors?.[0]?.pointer, '/email');
+});
