@@ -27,7 +27,13 @@ function logo(agency: AgencyRow): SafeHtml | '' {
     : '';
 }
 
-function summary(lang: Lang, order: OrderRow, agency: AgencyRow, addChargeSen?: number): SafeHtml {
+function summary(
+  lang: Lang,
+  order: OrderRow,
+  agency: AgencyRow,
+  addChargeSen?: number,
+  more: SafeHtml | '' = '',
+): SafeHtml {
   const m = messages(lang);
   return html`<dl class="summary">
     <dt>${m.payTo}</dt>
@@ -50,6 +56,7 @@ function summary(lang: Lang, order: OrderRow, agency: AgencyRow, addChargeSen?: 
             <dd class="total">${formatRinggit(order.amountSen + addChargeSen)}</dd>`
         : ''
     }
+    ${more}
   </dl>`;
 }
 
@@ -177,7 +184,7 @@ export function payLinkPage(
   };
 }
 
-/** What a result page shows of the payment: FPX receipt fields, the time in UTC+8. */
+/** The rows a result page adds to the summary: FPX receipt fields, the time in UTC+8. */
 function receipt(lang: Lang, order: OrderRow): SafeHtml {
   const m = messages(lang);
   const status =
@@ -187,7 +194,7 @@ function receipt(lang: Lang, order: OrderRow): SafeHtml {
         ? m.statusFailed
         : m.statusPending;
   const time = order.fpxTxnTime ?? formatKl(new Date(order.updatedAt));
-  return html`<dl class="summary">
+  return html`
     <dt>${m.status}</dt>
     <dd>${status}</dd>
     <dt>${m.orderNo}</dt>
@@ -212,7 +219,7 @@ function receipt(lang: Lang, order: OrderRow): SafeHtml {
     }
     <dt>${m.time}</dt>
     <dd>${formatKlWallTime(lang, time)} (UTC+8)</dd>
-  </dl>`;
+  `;
 }
 
 /**
@@ -238,7 +245,7 @@ export function resultPage(
       </div>`;
   const top = html`${logo(agency)}
     <h1>${heading}</h1>
-    ${outcome} ${summary(lang, order, agency, order.addChargeSen)} ${receipt(lang, order)}`;
+    ${outcome} ${summary(lang, order, agency, order.addChargeSen, receipt(lang, order))}`;
   const payLinkAgain =
     !paid && order.payLink
       ? html`<h2>${m.tryAgain}</h2>
@@ -276,7 +283,7 @@ export function pendingPage(lang: Lang, order: OrderRow, agency: AgencyRow): Pag
     refreshSeconds: 10,
     body: html`${logo(agency)}
       <h1>${m.pending}</h1>
-      ${summary(lang, order, agency, order.addChargeSen)} ${receipt(lang, order)}
+      ${summary(lang, order, agency, order.addChargeSen, receipt(lang, order))}
       <p class="notice" role="status">${m.pendingNote(agency.name)}</p>`,
   };
 }
