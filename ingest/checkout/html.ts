@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { LANGS, messages } from './i18n.ts';
+import { LANGS, messages, type Lang } from './i18n.ts';
 import { payerLang, switchHref } from './lang.ts';
 
 /** HTML that is already safe to emit (escaped, or markup we wrote). */
@@ -47,11 +47,19 @@ export function html(strings: TemplateStringsArray, ...values: Interpolated[]): 
 export function sendPage(
   ctx: Context,
   status: number,
-  page: { title: string; body: SafeHtml; formAction?: string; refreshSeconds?: number; sandbox?: boolean },
+  page: {
+    title: string;
+    body: SafeHtml;
+    formAction?: string;
+    refreshSeconds?: number;
+    sandbox?: boolean;
+    /** A page in one language only (the demo merchant's): no switch. */
+    onlyIn?: Lang;
+  },
 ): void {
-  const lang = payerLang(ctx);
+  const lang = page.onlyIn ?? payerLang(ctx);
   const m = messages(lang);
-  const others = LANGS.filter((l) => l !== lang).flatMap((l) => {
+  const others = LANGS.filter((l) => l !== lang && !page.onlyIn).flatMap((l) => {
     const href = switchHref(ctx, l);
     return href ? [{ lang: l, href }] : [];
   });
