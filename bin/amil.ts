@@ -10,6 +10,7 @@ import { createLogger } from '../core/logger.ts';
 import { generatePassword, hashPassword } from '../core/passwords.ts';
 import type { Deps } from '../core/deps.ts';
 import { formatSen, ringgitStringToSen } from '../core/money.ts';
+import { agencyLogo } from '../core/agency-logo.ts';
 import { mintReportToken, parseTtl } from '../core/report-tokens.ts';
 import {
   DEFAULT_AGENCY_SETTINGS,
@@ -224,6 +225,19 @@ const addCharge = (
     ringgit !== undefined ? { fixedSen: ringgitStringToSen(ringgit) ?? 0 } : { percent: Number(percent) };
   return { ...previous, [method]: rule };
 };
+/** `zakat-fitrah=English name|Malay name`, repeatable: what payers read for a category. */
+const categoryName = (
+  value: string,
+  previous: AgencySettings['categoryNames'] = {},
+): AgencySettings['categoryNames'] => {
+  const match = /^([a-z0-9][a-z0-9-]{0,62})=([^|]{1,80})\|([^|]{1,80})$/.exec(value);
+  const [, id = '', en = '', ms = ''] = match ?? [];
+  if (!match || en.trim() === '' || ms.trim() === '')
+    throw new InvalidArgumentError(
+      'use ID="English name|Malay name", e.g. zakat-fitrah="Zakat Fitrah|Zakat Fitrah"',
+    );
+  return { ...previous, [id]: { en: en.trim(), ms: ms.trim() } };
+};
 const bounded =
   (max: number) =>
   (value: string): string => {
@@ -248,6 +262,8 @@ interface AgencyOptions {
   recipients?: string[];
   callbackHosts?: string[];
   addCharge?: AgencySettings['addCharges'];
+  categoryName?: AgencySettings['categoryNames'];
+  logo?: string;
   duitnowAcquirer?: string;
   duitnowMerchant?: string;
   duitnowName?: string;
@@ -263,6 +279,12 @@ function withAgencyOptions(command: Command): Command {
       'payment categories, comma-separated (e.g. zakat-fitrah,zakat-pendapatan)',
       categories,
     )
+    .option(
+      '--category-name <id=names>',
+      'what payers read for a category: ID="English|Malay" (repeatable)',
+      categoryName,
+    )
+    .option('--logo <file>', 'the agency logo payers see: PNG, JPEG or WebP, at most 64 KB')
     .option('--recipients <emails>', 'report e-mail recipients, comma-separated', emails)
     .option('--callback-hosts <hosts>', 'hosts a returnUrl may point at, comma-separated', hosts)
     .option('--add-charge <rule>', 'add charge per method: fpx=1.00 or card=1.5% (repeatable)', addCharge)
@@ -280,6 +302,18 @@ function settingsFrom(opts: AgencyOptions, current: AgencySettings): Partial<Age
   if (opts.recipients) change.reportRecipients = opts.recipients;
   if (opts.callbackHosts) change.callbackHosts = opts.callbackHosts;
   if (opts.addCharge) change.addCharges = { ...current.addCharges, ...opts.addCharge };
+  if (opts.logo !== undefined) {
+    const logo = agencyLogo(readFileSync(opts.logo));
+    if (typeof logo === 'string') throw new InvalidArgumentError(`--logo: ${logo}`);
+    change.logo = logo;
+  }
+  if (opts.categoryName) {
+    const known = opts.categories ?? current.paymentCategories;
+    const unknown = Object.keys(opts.categoryName).filter((id) => !known.includes(id));
+    if (unknown.length > 0)
+      throw new InvalidArgumentError(`not a payment category of this agency: ${unknown.join(', ')}`);
+    change.categoryNames = { ...current.categoryNames, ...opts.categoryName };
+  }
   const duitnow = {
     ...(opts.duitnowAcquirer !== undefined && { acquirerId: opts.duitnowAcquirer }),
     ...(opts.duitnowMerchant !== undefined && { merchantId: opts.duitnowMerchant }),
@@ -304,6 +338,10 @@ function printAgency(row: AgencyRow): void {
     `  API key: ${row.hasApiKey ? `set (rotated ${row.apiKeyRotatedAt}); shown only when created or rotated` : 'none'}`,
   );
   print(`  payment categories: ${s.paymentCategories.join(', ') || '-'}`);
+  for (const id of s.paymentCategories) {
+    const names = s.categoryNames[id];
+    print(`    ${id}: ${names ? `${names.en} | ${names.ms}` : '(no name: payers see the id)'}`);
+  }
   print(
     `  add charges: ${
       Object.entries(s.addCharges)
@@ -315,6 +353,7 @@ function printAgency(row: AgencyRow): void {
   print(`  callback hosts: ${s.callbackHosts.join(', ') || '-'}`);
   printDuitNow(row.code, s.duitnow);
   print(`  accepts unsigned orders: ${s.acceptUnsignedOrders ? 'yes' : 'no'}`);
+  print(`  logo: ${s.logo ? `${s.logo.type}, ${Buffer.from(s.logo.base64, 'base64').length} bytes` : '-'}`);
 }
 
 /** The DuitNow settings, one field a line, named as the `--duitnow-*` options set them. */

@@ -44,6 +44,12 @@ await runMain(async () => {
   }
   const listening = await listen(entries);
   for (const server of listening.servers) logger.info({ hosts: server.name, url: server.url }, 'listening');
+  // Where a new user goes next (the README's quick start): the landing page and the demo shop.
+  // The address it really listens on (a port of 0 is only known now).
+  const base = listening.servers.find((server) => server.name.split('+').includes('base'))?.url;
+  if (config.seedDemo && base) {
+    logger.info({ landing: `${base}/`, shop: `${base}/demo/shop` }, `open in a browser: ${base}/`);
+  }
   // Say at once what payers will meet: no acquirer, or a sandbox that moves no money (docs/acquirers.md).
   if (!deps.acquirer) {
     logger.warn(

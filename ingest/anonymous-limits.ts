@@ -1,10 +1,8 @@
 import type { Context, Middleware } from 'koa';
 import type { Deps } from '../core/deps.ts';
-import { DomainError, ERROR_CATALOGUE } from '../core/errors.ts';
+import { DomainError } from '../core/errors.ts';
 import { readForm } from '../core/http/form.ts';
 import type { ClientLimit } from '../core/http/rate-limit.ts';
-import { sendPage, wantsHtml } from './checkout/html.ts';
-import { errorPage } from './checkout/pages.ts';
 
 /** Which per-client limit a request of {base_url} counts against, if any (docs/decisions.md). */
 async function anonymousLimitOf(ctx: Context): Promise<'orders' | 'pages' | undefined> {
@@ -60,7 +58,6 @@ function refuse(ctx: Context, orders: boolean, retryAfterSeconds: number): void 
   const error = new DomainError('too-many-requests', detail, [], {
     'Retry-After': String(retryAfterSeconds),
   });
-  if (!wantsHtml(ctx)) throw error;
-  ctx.set('Retry-After', String(retryAfterSeconds));
-  sendPage(ctx, error.status, errorPage(error.status, ERROR_CATALOGUE[error.code].title, detail, []));
+  // A browser gets the readable page from the one error path, Retry-After included.
+  throw error;
 }

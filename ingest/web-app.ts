@@ -11,10 +11,12 @@ import { mountReports } from '../reports/routes.ts';
 import { mountReconciliationReports } from '../reports/reconciliation-routes.ts';
 import { mountQrCodes } from '../reports/qr/routes.ts';
 import { anonymousLimits } from './anonymous-limits.ts';
+import { htmlErrorPage } from './checkout/error-pages.ts';
+import { mountFrontDoor } from './checkout/front-door.ts';
 
 /** The routes of each host. */
 const HOST_ROUTES: Record<HostName, readonly MountRoutes[]> = {
-  base: [mountCheckout, mountUnsignedQr, mountSandbox, mountDemoMerchant],
+  base: [mountCheckout, mountUnsignedQr, mountSandbox, mountDemoMerchant, mountFrontDoor],
   reports: [mountReports, mountQrCodes, mountReconciliationReports],
   pay: [mountBankWebhook],
 };
@@ -34,5 +36,6 @@ export function createWebApp(
     mounts: hosts.flatMap((host) => HOST_ROUTES[host]),
     isShuttingDown: options.isShuttingDown,
     middleware: [...limits, ...(options.middleware ?? [])],
+    htmlErrorPage: htmlErrorPage(deps),
   });
 }

@@ -246,5 +246,53 @@ export function checkoutPaths(): Json {
         responses: { '200': { description: 'The file' }, '404': problem('No such asset.') },
       },
     },
+    '/agency-logo/{code}': {
+      servers: server,
+      get: {
+        operationId: 'getAgencyLogo',
+        tags: TAGS,
+        summary: "An agency's logo, shown on its payer pages (amil agency set --logo): ETag, cached a day",
+        parameters: [param('code', 'Agency code')],
+        responses: {
+          '200': {
+            description: 'The image',
+            content: { 'image/png': {}, 'image/jpeg': {}, 'image/webp': {} },
+          },
+          '304': { description: 'Not modified (If-None-Match)' },
+          '404': problem('No such agency, or it has no logo.'),
+        },
+      },
+    },
+    '/': {
+      servers: server,
+      get: {
+        operationId: 'getLanding',
+        tags: ['Demo (embedded mode)'],
+        summary: 'For browsers, a landing page: demo shop, docs, OpenAPI document (only with SEED_DEMO)',
+        responses: { '200': html('The landing page'), '404': problem('API clients, or no demo data.') },
+      },
+    },
+    '/docs/': {
+      servers: server,
+      get: {
+        operationId: 'getDocsIndex',
+        tags: ['Demo (embedded mode)'],
+        summary: 'The list of docs/*.md (only with SEED_DEMO)',
+        responses: { '200': html('The list') },
+      },
+    },
+    '/docs/{name}': {
+      servers: server,
+      get: {
+        operationId: 'getDoc',
+        tags: ['Demo (embedded mode)'],
+        summary: 'One of docs/*.md as plain text (only with SEED_DEMO)',
+        parameters: [param('name', 'File name, e.g. checkout.md')],
+        responses: {
+          '200': { description: 'The file', content: { 'text/plain': { schema: { type: 'string' } } } },
+          '404': problem('No such document.'),
+        },
+      },
+    },
   };
 }

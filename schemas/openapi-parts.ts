@@ -21,10 +21,12 @@ export const busy = (description: string): Json => ({ ...problemResponse(descrip
 
 /**
  * Adds the 429 of the per-client limits of the anonymous pages (ingest/anonymous-limits.ts) to every
- * operation of the given paths but the static assets and the demo merchant; a browser gets it as a page.
+ * operation of the given paths but the static files, the demo merchant and the front door; a browser gets
+ * it as a page.
  */
 export function withPerClientLimits(paths: Json): Json {
-  const limited = (path: string) => !path.startsWith('/assets/') && !path.startsWith('/demo/');
+  const unlimited = ['/assets/', '/demo/', '/docs/', '/agency-logo/'];
+  const limited = (path: string) => path !== '/' && !unlimited.some((prefix) => path.startsWith(prefix));
   const response = {
     ...tooManyRequests(
       'Too many requests from this client (RATE_LIMIT_PAGES_PER_MINUTE; opening orders anonymously: RATE_LIMIT_ORDERS_PER_MINUTE). A page for browsers.',

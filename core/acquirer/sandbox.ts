@@ -21,8 +21,8 @@ export const SANDBOX_OUTCOMES: readonly { code: string; label: string }[] = [
  * makes every outcome reachable without a browser (tests, demos, curl). The others show the sandbox page.
  */
 export const SANDBOX_BANKS: readonly AcquirerBank[] = [
-  { id: 'TEST0021', name: 'SBI Bank A (sandbox: pick the outcome)' },
-  { id: 'TEST0022', name: 'SBI Bank B (sandbox: pick the outcome)' },
+  { id: 'TEST0021', name: 'SBI Bank A', label: 'SBI Bank A (sandbox: pick the outcome)' },
+  { id: 'TEST0022', name: 'SBI Bank B', label: 'SBI Bank B (sandbox: pick the outcome)' },
   { id: 'SBX00', name: 'Sandbox: always approves (00)' },
   { id: 'SBX09', name: 'Sandbox: always pending (09)' },
   { id: 'SBX51', name: 'Sandbox: always declines (51)' },

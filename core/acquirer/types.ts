@@ -2,7 +2,10 @@ import type { PaymentMethod } from '../store/index.ts';
 
 export interface AcquirerBank {
   id: string;
+  /** The bank's own name: stored with the payment and sent in callbacks (`fpx_buyer_bank_name`). */
   name: string;
+  /** What the bank list shows when it says more than the name (the sandbox's hints); else the name. */
+  label?: string;
 }
 
 /** What the acquirer says of a payment: its raw result code ('' while it has none) and transaction. */

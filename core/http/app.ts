@@ -1,6 +1,6 @@
 import Koa from 'koa';
 import Router from '@koa/router';
-import { problemMiddleware } from './problem.ts';
+import { problemMiddleware, type HtmlErrorPage } from './problem.ts';
 import { requestContext } from './request-context.ts';
 import type { Deps } from '../deps.ts';
 import { buildOpenApi } from '../../schemas/openapi.ts';
@@ -18,6 +18,8 @@ export interface HttpAppOptions {
   isShuttingDown?: () => boolean;
   /** Whole sub-apps mounted before the routes (e.g. the queue board), behind the shared error path. */
   middleware?: readonly Koa.Middleware[];
+  /** How a browser is shown a refusal; without it, browsers get problem+json too. */
+  htmlErrorPage?: HtmlErrorPage;
 }
 
 /**
@@ -47,7 +49,7 @@ export function createHttpApp(deps: Deps, options: HttpAppOptions): Koa {
 
   app.use(httpMetrics(deps));
   app.use(requestContext(deps.logger));
-  app.use(problemMiddleware(deps.logger));
+  app.use(problemMiddleware(deps.logger, options.htmlErrorPage));
   for (const middleware of options.middleware ?? []) app.use(middleware);
   app.use(router.routes());
   app.use(router.allowedMethods());

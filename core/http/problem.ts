@@ -22,8 +22,14 @@ const STATUS_CODES: Record<number, ErrorCode> = {
   503: 'unavailable',
 };
 
-/** The one error path: every failure leaves as application/problem+json; unknown errors as a bare 500. */
-export function problemMiddleware(logger: Logger) {
+/** Writes a refusal as a page a person reads (status and headers are set already). */
+export type HtmlErrorPage = (ctx: Context, error: DomainError) => void;
+
+/**
+ * The one error path: every failure leaves as application/problem+json, unknown errors as a bare 500;
+ * with `htmlPage`, a browser (preferring HTML to JSON) gets the same refusal as a readable page instead.
+ */
+export function problemMiddleware(logger: Logger, htmlPage?: HtmlErrorPage) {
   return async (ctx: Context, next: Next): Promise<void> => {
     try {
       await next();
@@ -33,6 +39,12 @@ export function problemMiddleware(logger: Logger) {
       const error = toDomainError(err);
       if (error.code === 'internal') {
         ((ctx.state.log as Logger | undefined) ?? logger).error({ err }, 'unhandled error');
+      }
+      if (htmlPage && ctx.accepts('json', 'html') === 'html') {
+        ctx.status = error.status;
+        for (const [name, value] of Object.entries(error.extraHeaders)) ctx.set(name, value);
+        htmlPage(ctx, error);
+        return;
       }
       writeProblem(ctx, error);
     }

@@ -1,3 +1,4 @@
+import type { AgencyLogo } from '../agency-logo.ts';
 import type { Db } from './db.ts';
 
 export type PaymentMethod = 'fpx' | 'card' | 'ewallet';
@@ -8,16 +9,21 @@ export type AddChargeRule = { fixedSen: number } | { percent: number };
 /** What an agency (tenant) configures beyond its code, name and key. */
 export interface AgencySettings {
   paymentCategories: string[];
+  /** What payers read for a category, in English and Malay; a category without one shows its id. */
+  categoryNames: Record<string, { en: string; ms: string }>;
   addCharges: Partial<Record<PaymentMethod, AddChargeRule>>;
   reportRecipients: string[];
   callbackHosts: string[];
   /** DuitNow QR merchant account; categoryCode (ISO 18245) defaults to 8661, religious organisations. */
   duitnow: { acquirerId?: string; merchantId?: string; name?: string; city?: string; categoryCode?: string };
   acceptUnsignedOrders: boolean;
+  /** Shown on the payer pages, served by us at /agency-logo/<code>. */
+  logo?: AgencyLogo;
 }
 
 export const DEFAULT_AGENCY_SETTINGS: AgencySettings = {
   paymentCategories: [],
+  categoryNames: {},
   addCharges: {},
   reportRecipients: [],
   callbackHosts: [],

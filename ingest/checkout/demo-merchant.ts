@@ -44,6 +44,7 @@ export function mountDemoMerchant(router: Router, deps: Deps): void {
       deps.clock.now(),
     );
     sendPage(ctx, 200, {
+      onlyIn: 'en',
       title: 'Demo shop',
       body: html`<h1>Demo shop (merchant LZS)</h1>
         <p>
@@ -80,6 +81,7 @@ export function mountDemoMerchant(router: Router, deps: Deps): void {
 
   router.get('/demo/receiver', (ctx) => {
     sendPage(ctx, 200, {
+      onlyIn: 'en',
       title: 'Demo receiver',
       refreshSeconds: 5,
       body: html`<h1>Callbacks the demo merchant received</h1>

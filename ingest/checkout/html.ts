@@ -1,4 +1,6 @@
 import type { Context } from 'koa';
+import { LANGS, messages, type Lang } from './i18n.ts';
+import { payerLang, switchHref } from './lang.ts';
 
 /** HTML that is already safe to emit (escaped, or markup we wrote). */
 export class SafeHtml {
@@ -45,8 +47,22 @@ export function html(strings: TemplateStringsArray, ...values: Interpolated[]): 
 export function sendPage(
   ctx: Context,
   status: number,
-  page: { title: string; body: SafeHtml; formAction?: string; refreshSeconds?: number; sandbox?: boolean },
+  page: {
+    title: string;
+    body: SafeHtml;
+    formAction?: string;
+    refreshSeconds?: number;
+    sandbox?: boolean;
+    /** A page in one language only (the demo merchant's): no switch. */
+    onlyIn?: Lang;
+  },
 ): void {
+  const lang = page.onlyIn ?? payerLang(ctx);
+  const m = messages(lang);
+  const others = LANGS.filter((l) => l !== lang && !page.onlyIn).flatMap((l) => {
+    const href = switchHref(ctx, l);
+    return href ? [{ lang: l, href }] : [];
+  });
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set(
@@ -64,8 +80,9 @@ export function sendPage(
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Referrer-Policy', 'no-referrer');
   ctx.set('Cache-Control', 'no-store');
+  ctx.set('Content-Language', lang);
   ctx.body = html`<!doctype html>
-    <html lang="en">
+    <html lang="${lang}">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -74,15 +91,21 @@ export function sendPage(
         <link rel="stylesheet" href="/assets/checkout.css" />
       </head>
       <body>
+        ${page.sandbox ? html`<p class="sandbox-banner" role="note">${m.sandboxBanner}</p>` : ''}
         ${
-          page.sandbox
-            ? html`<p class="sandbox-banner" role="note">
-                Sandbox: this is a test payment service. No real money moves.
-              </p>`
+          others.length > 0
+            ? html`<nav class="lang" aria-label="Language / Bahasa">
+                ${others.map(
+                  (o) =>
+                    html`<a href="${o.href}" hreflang="${o.lang}" lang="${o.lang}"
+                      >${messages(o.lang).langName}</a
+                    >`,
+                )}
+              </nav>`
             : ''
         }
         <main>${page.body}</main>
-        <footer><p>amil payment gateway</p></footer>
+        <footer><p>${m.footer}</p></footer>
       </body>
     </html> `.value;
 }

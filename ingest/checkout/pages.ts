@@ -1,8 +1,10 @@
-import { formatSen } from '../../core/money.ts';
 import type { AcquirerBank } from '../../core/acquirer/types.ts';
+import type { ErrorCode } from '../../core/errors.ts';
+import { formatKl } from '../../core/time.ts';
 import type { AgencyRow, OrderRow, PaymentMethod, SandboxPayment } from '../../core/store/index.ts';
 import type { FieldError } from '../../schemas/index.ts';
 import { html, type SafeHtml } from './html.ts';
+import { formatKlWallTime, formatRinggit, messages, payerError, type Lang } from './i18n.ts';
 
 export interface Page {
   title: string;
@@ -11,187 +13,334 @@ export interface Page {
   refreshSeconds?: number;
 }
 
-const METHOD_LABELS: Record<PaymentMethod, string> = {
-  fpx: 'FPX online banking',
-  card: 'Credit or debit card',
-  ewallet: 'E-wallet',
-};
+/** How long a result page stays in view, with JavaScript on, before it posts the indirect callback. */
+export const RESULT_VIEW_SECONDS = 5;
 
-function summary(order: OrderRow, agencyName: string, addChargeSen?: number): SafeHtml {
+/** A category's name in the payer's language (the agency's setting), else its id. */
+export function categoryName(agency: AgencyRow, category: string, lang: Lang): string {
+  return agency.settings.categoryNames[category]?.[lang] ?? category;
+}
+
+function logo(agency: AgencyRow): SafeHtml | '' {
+  return agency.settings.logo
+    ? html`<img class="logo" src="/agency-logo/${encodeURIComponent(agency.code)}" alt="${agency.name}" />`
+    : '';
+}
+
+function summary(
+  lang: Lang,
+  order: OrderRow,
+  agency: AgencyRow,
+  addChargeSen?: number,
+  more: SafeHtml | '' = '',
+): SafeHtml {
+  const m = messages(lang);
   return html`<dl class="summary">
-    <dt>Pay to</dt>
-    <dd>${agencyName}</dd>
-    <dt>Reference</dt>
-    <dd>${order.refNo}</dd>
-    <dt>Amount</dt>
-    <dd>RM ${formatSen(order.amountSen)}</dd>
+    <dt>${m.payTo}</dt>
+    <dd>${agency.name}</dd>
     ${
-      addChargeSen !== undefined
-        ? html`<dt>Add charge</dt>
-            <dd>RM ${formatSen(addChargeSen)}</dd>
-            <dt>Total</dt>
-            <dd class="total">RM ${formatSen(order.amountSen + addChargeSen)}</dd>`
+      order.paymentCategory
+        ? html`<dt>${m.for}</dt>
+            <dd>${categoryName(agency, order.paymentCategory, lang)}</dd>`
         : ''
     }
+    <dt>${m.reference}</dt>
+    <dd>${order.refNo}</dd>
+    <dt>${m.amount}</dt>
+    <dd>${formatRinggit(order.amountSen)}</dd>
+    ${
+      addChargeSen !== undefined
+        ? html`<dt>${m.addCharge}</dt>
+            <dd>${formatRinggit(addChargeSen)}</dd>
+            <dt>${m.total}</dt>
+            <dd class="total">${formatRinggit(order.amountSen + addChargeSen)}</dd>`
+        : ''
+    }
+    ${more}
   </dl>`;
 }
 
-/** The hosted checkout: the order, and a choice of method (with its add charge) and FPX bank. */
-export function checkoutPage(input: {
-  order: OrderRow;
-  agency: AgencyRow;
-  methods: readonly { method: PaymentMethod; addChargeSen: number }[];
-  banks: readonly AcquirerBank[];
-  errors?: readonly FieldError[];
-}): Page {
+/**
+ * The hosted checkout: the order, and a choice of method (with its add charge). The FPX bank list sits
+ * inside the FPX option, so it belongs to that choice with or without scripts (the stylesheet hides it
+ * while another method is chosen).
+ */
+export function checkoutPage(
+  lang: Lang,
+  input: {
+    order: OrderRow;
+    agency: AgencyRow;
+    methods: readonly { method: PaymentMethod; addChargeSen: number }[];
+    banks: readonly AcquirerBank[];
+    cancelHref?: string;
+    errors?: readonly FieldError[];
+  },
+): Page {
+  const m = messages(lang);
   const { order, agency } = input;
+  const bankSelect = html`<span class="bank-choice">
+    <label for="bank">${m.fpxBank}</label>
+    <select id="bank" name="bank">
+      <option value="">${m.chooseBank}</option>
+      ${input.banks.map((b) => html`<option value="${b.id}">${b.label ?? b.name}</option>`)}
+    </select>
+  </span>`;
   return {
-    title: `Pay ${agency.name}`,
-    body: html`<h1>Pay ${agency.name}</h1>
-      ${summary(order, agency.name)} ${input.errors?.length ? errorList(input.errors) : ''}
+    title: m.payTitle(agency.name),
+    body: html`${logo(agency)}
+      <h1>${m.payTitle(agency.name)}</h1>
+      ${summary(lang, order, agency)} ${input.errors?.length ? errorList(lang, input.errors) : ''}
       <form method="post" action="/v2/checkout/${encodeURIComponent(order.orderNo)}/pay">
         <input type="hidden" name="t" value="${order.formToken ?? ''}" />
-        ${radioGroup(
-          'Payment method',
-          'method',
-          input.methods.map((m) => ({
-            value: m.method,
-            label: html`${METHOD_LABELS[m.method]}${
-              m.addChargeSen > 0
-                ? html` <span class="muted"
-                    >(add charge RM ${formatSen(m.addChargeSen)}, total RM
-                    ${formatSen(order.amountSen + m.addChargeSen)})</span
-                  >`
-                : ''
-            }`,
-          })),
-        )}
-        <label for="bank">FPX bank (for online banking)</label>
-        <select id="bank" name="bank">
-          <option value="">Choose your bank</option>
-          ${input.banks.map((b) => html`<option value="${b.id}">${b.name}</option>`)}
-        </select>
-        <button type="submit">Pay now</button>
+        <fieldset>
+          <legend>${m.method}</legend>
+          ${input.methods.map(
+            (o, i) =>
+              html`<div class="option-group">
+                <label class="option"
+                  ><input
+                    type="radio"
+                    name="method"
+                    value="${o.method}"
+                    ${i === 0 ? html` checked` : ''}
+                    required
+                  />
+                  <span
+                    >${m.methods[o.method]}${
+                      o.addChargeSen > 0
+                        ? html` <span class="muted"
+                            >${m.withCharge(
+                              formatRinggit(o.addChargeSen),
+                              formatRinggit(order.amountSen + o.addChargeSen),
+                            )}</span
+                          >`
+                        : ''
+                    }</span
+                  ></label
+                >
+                ${o.method === 'fpx' ? bankSelect : ''}
+              </div>`,
+          )}
+        </fieldset>
+        <button type="submit">${m.payNow}</button>
       </form>
-      <p class="muted">Order ${order.orderNo}. A receipt goes to ${order.email}.</p>`,
+      <p class="muted">${m.orderNote(order.orderNo, order.email)}</p>
+      ${input.cancelHref ? html`<p><a href="${input.cancelHref}">${m.cancel}</a></p>` : ''}`,
   };
 }
 
-/** The pay page of a link or QR code: it asks for the payer's e-mail, then continues into checkout. */
-export function payLinkPage(input: {
-  agency: AgencyRow;
-  category: string;
-  refNo: string;
-  amount: string;
-  /** A signed link's extras, shown as they will be stored with the order. */
-  extras?: Readonly<Record<string, string>>;
-  action: string;
-  errors?: readonly FieldError[];
-}): Page {
+/**
+ * The pay page of a link or QR code: it asks for the payer's e-mail, then continues into checkout. A
+ * once-link already paid never reaches it (the route says so first).
+ */
+export function payLinkPage(
+  lang: Lang,
+  input: {
+    agency: AgencyRow;
+    category: string;
+    refNo: string;
+    amountSen: number;
+    /** A signed link's extras, shown as they will be stored with the order. */
+    extras?: Readonly<Record<string, string>>;
+    action: string;
+    errors?: readonly FieldError[];
+  },
+): Page {
+  const m = messages(lang);
   return {
-    title: `Pay ${input.agency.name}`,
-    body: html`<h1>Pay ${input.agency.name}</h1>
+    title: m.payTitle(input.agency.name),
+    body: html`${logo(input.agency)}
+      <h1>${m.payTitle(input.agency.name)}</h1>
       <dl class="summary">
-        <dt>Pay to</dt>
+        <dt>${m.payTo}</dt>
         <dd>${input.agency.name}</dd>
-        <dt>For</dt>
-        <dd>${input.category}</dd>
-        <dt>Reference</dt>
+        <dt>${m.for}</dt>
+        <dd>${categoryName(input.agency, input.category, lang)}</dd>
+        <dt>${m.reference}</dt>
         <dd>${input.refNo}</dd>
-        <dt>Amount</dt>
-        <dd>RM ${input.amount}</dd>
+        <dt>${m.amount}</dt>
+        <dd>${formatRinggit(input.amountSen)}</dd>
         ${Object.entries(input.extras ?? {}).map(
           ([key, value]) =>
             html`<dt>${key}</dt>
               <dd>${value}</dd>`,
         )}
       </dl>
-      ${input.errors?.length ? errorList(input.errors) : ''}
+      ${
+        input.errors?.length
+          ? errorList(
+              lang,
+              input.errors.map((e) =>
+                e.pointer === '/email' ? { pointer: '', message: m.emailInvalid } : e,
+              ),
+            )
+          : ''
+      }
       <form method="post" action="${input.action}">
-        <label for="email">Your e-mail (the receipt goes here)</label>
+        <label for="email">${m.emailLabel}</label>
         <input id="email" name="email" type="email" autocomplete="email" required />
-        <button type="submit">Continue to payment</button>
+        <button type="submit">${m.continue}</button>
       </form>`,
   };
 }
 
+/** The rows a result page adds to the summary: FPX receipt fields, the time in UTC+8. */
+function receipt(lang: Lang, order: OrderRow): SafeHtml {
+  const m = messages(lang);
+  const status =
+    order.status === 'success'
+      ? m.statusSuccess
+      : order.status === 'failed'
+        ? m.statusFailed
+        : m.statusPending;
+  const time = order.fpxTxnTime ?? formatKl(new Date(order.updatedAt));
+  return html`
+    <dt>${m.status}</dt>
+    <dd>${status}</dd>
+    <dt>${m.orderNo}</dt>
+    <dd>${order.orderNo}</dd>
+    ${
+      order.paymentMethod
+        ? html`<dt>${m.method}</dt>
+            <dd>${m.methods[order.paymentMethod]}</dd>`
+        : ''
+    }
+    ${
+      order.bankName
+        ? html`<dt>${m.bank}</dt>
+            <dd>${order.bankName}</dd>`
+        : ''
+    }
+    ${
+      order.fpxTxnId
+        ? html`<dt>${m.txnId}</dt>
+            <dd>${order.fpxTxnId}</dd>`
+        : ''
+    }
+    <dt>${m.time}</dt>
+    <dd>${formatKlWallTime(lang, time)} (UTC+8)</dd>
+  `;
+}
+
 /**
- * After payment: the indirect callback (section 6) as a form the browser posts to the merchant's
- * returnUrl: auto-submitted by our script, and a visible button for browsers without scripts.
+ * After payment: what the bank decided, as an FPX receipt page. With a merchant's returnUrl, the indirect
+ * callback (section 6) is a form the browser posts there: our script sends it after a few seconds (the
+ * payer reads the result first), and its visible button does the same at once, or without scripts. A
+ * refusal says why, and how to try again: a pay link's own page, or back to the merchant.
  */
 export function resultPage(
-  order: OrderRow,
-  agencyName: string,
-  fields: Record<string, string> | undefined,
+  lang: Lang,
+  input: { order: OrderRow; agency: AgencyRow; fields: Record<string, string> | undefined },
 ): Page {
+  const m = messages(lang);
+  const { order, agency, fields } = input;
   const paid = order.status === 'success';
-  const heading = paid ? 'Payment successful' : 'Payment not successful';
+  const heading = paid ? m.success : m.failed;
+  const reason = paid ? '' : (m.reasons[order.debitAuthCode ?? ''] ?? m.reasons.other ?? '');
+  const outcome = paid
+    ? html`<p class="notice" role="status">${m.receiptSent(order.email)}</p>`
+    : html`<div class="error" role="alert">
+        <p>${reason}</p>
+        <p>${m.noMoneyTaken}</p>
+      </div>`;
+  const top = html`${logo(agency)}
+    <h1>${heading}</h1>
+    ${outcome} ${summary(lang, order, agency, order.addChargeSen, receipt(lang, order))}`;
+  const payLinkAgain =
+    !paid && order.payLink
+      ? html`<h2>${m.tryAgain}</h2>
+          <p><a class="button" href="${order.payLink}">${m.tryAgainLink}</a></p>`
+      : '';
   if (!order.returnUrl || !fields) {
-    return {
-      title: heading,
-      body: html`<h1>${heading}</h1>
-        ${summary(order, agencyName, order.addChargeSen)}
-        <p>
-          ${paid ? `A receipt is on its way to ${order.email}.` : 'No money was taken. You may try again with a new order.'}
-        </p>`,
-    };
+    return { title: heading, body: html`${top} ${payLinkAgain}` };
   }
   return {
     title: heading,
     formAction: new URL(order.returnUrl).origin,
-    body: html`<h1>${heading}</h1>
-      ${summary(order, agencyName, order.addChargeSen)}
-      <form id="callback-form" method="post" action="${order.returnUrl}">
+    body: html`${top} ${payLinkAgain}
+      ${
+        paid
+          ? ''
+          : html`<h2>${m.tryAgain}</h2>
+              <p>${m.tryAgainMerchant(agency.name)}</p>`
+      }
+      <form id="callback-form" method="post" action="${order.returnUrl}" data-delay="${RESULT_VIEW_SECONDS}">
         ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}
-        <button type="submit">Return to ${agencyName}</button>
+        <button type="submit">${m.returnTo(agency.name)}</button>
       </form>
-      <p class="muted">Taking you back to ${agencyName}. If nothing happens, press the button.</p>
+      <p class="muted" id="return-note" data-js="${m.returningIn(agency.name, RESULT_VIEW_SECONDS)}">
+        ${m.returnNoScript(agency.name)}
+      </p>
       <script src="/assets/autosubmit.js"></script>`,
   };
 }
 
 /** A payment the bank has not decided yet: the payer waits; the page looks again every 10 s. */
-export function pendingPage(order: OrderRow, agencyName: string): Page {
+export function pendingPage(lang: Lang, order: OrderRow, agency: AgencyRow): Page {
+  const m = messages(lang);
   return {
-    title: 'Payment pending',
+    title: m.pending,
     refreshSeconds: 10,
-    body: html`<h1>Payment pending</h1>
-      ${summary(order, agencyName, order.addChargeSen)}
-      <p class="notice" role="status">
-        Your bank has not confirmed this payment yet. Please do not pay again: this page checks again every 10
-        seconds, and ${agencyName} is told as soon as the bank answers.
-      </p>`,
+    body: html`${logo(agency)}
+      <h1>${m.pending}</h1>
+      ${summary(lang, order, agency, order.addChargeSen, receipt(lang, order))}
+      <p class="notice" role="status">${m.pendingNote(agency.name)}</p>`,
   };
 }
 
-/** A refusal the payer can read (the API client gets the same as application/problem+json). */
+/** Codes whose detail is written for payers (pay links, limits), shown under the plain message. */
+const PAYER_DETAIL_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'not-found',
+  'pay-link-tampered',
+  'pay-link-in-progress',
+  'too-many-requests',
+]);
+
+/**
+ * A refusal the payer can read: what happened and what to do next, in plain words of their language
+ * (the API client gets the same refusal as application/problem+json). Field errors are listed as they
+ * are; the code and request id are there for whoever the payer asks for help.
+ */
 export function errorPage(
-  status: number,
-  title: string,
-  detail: string | undefined,
-  errors: readonly FieldError[],
+  lang: Lang,
+  error: {
+    code: ErrorCode;
+    status: number;
+    detail?: string;
+    errors: readonly FieldError[];
+    requestId: string;
+  },
 ): Page {
+  const m = messages(lang);
+  const says = payerError(lang, error.code, error.status);
+  const detail = PAYER_DETAIL_CODES.has(error.code) ? error.detail : undefined;
   return {
-    title,
-    body: html`<h1>${title}</h1>
+    title: error.code === 'not-found' ? m.notFoundTitle : m.errorTitle,
+    body: html`<h1>${error.code === 'not-found' ? m.notFoundTitle : m.errorTitle}</h1>
       <div class="error" role="alert">
-        <p>${detail ?? ''}</p>
-        ${errors.length ? errorItems(errors) : ''}
+        <p>${says.what}</p>
+        ${detail ? html`<p lang="en">${detail}</p>` : ''}
+        ${error.errors.length ? errorItems(error.errors) : ''}
       </div>
-      <p class="muted">Error ${status}. Please go back to the merchant and try again.</p>`,
+      <p>${says.next}</p>
+      <p class="muted">${m.supportRef(`${error.status} ${error.code}`, error.requestId || '-')}</p>`,
   };
 }
 
-function errorList(errors: readonly FieldError[]): SafeHtml {
+function errorList(lang: Lang, errors: readonly FieldError[]): SafeHtml {
   return html`<div class="error" role="alert">
-    <p>Please check:</p>
+    <p>${messages(lang).pleaseCheck}</p>
     ${errorItems(errors)}
   </div>`;
 }
 
 function errorItems(errors: readonly FieldError[]): SafeHtml {
   return html`<ul>
-    ${errors.map((e) => html`<li><code>${e.pointer.slice(1) || 'order'}</code> ${e.message}</li>`)}
+    ${errors.map((e) =>
+      e.pointer === ''
+        ? html`<li>${e.message}</li>`
+        : html`<li><code>${e.pointer.slice(1)}</code> ${e.message}</li>`,
+    )}
   </ul>`;
 }
 
@@ -215,36 +364,47 @@ function radioGroup(
 
 /** The sandbox bank's page: pick the outcome of a payment, or resolve one left pending. */
 export function sandboxBankPage(
+  lang: Lang,
   payment: SandboxPayment,
+  bank: AcquirerBank | undefined,
   outcomes: readonly { code: string; label: string }[],
 ): Page {
+  const m = messages(lang);
+  const standIn =
+    payment.method === 'fpx'
+      ? (bank?.name ?? payment.bankId ?? 'FPX')
+      : (m.methods[payment.method as PaymentMethod] ?? payment.method);
   return {
-    title: 'Sandbox bank',
-    body: html`<h1>Sandbox bank</h1>
-      <p class="notice">
-        This is the sandbox acquirer, standing in for
-        ${payment.method === 'fpx' ? `FPX bank ${payment.bankId ?? ''}` : payment.method}. No real money
-        moves.
-      </p>
+    title: m.sandboxTitle,
+    body: html`<h1>${m.sandboxTitle}</h1>
+      <p class="notice">${m.sandboxNote(standIn)}</p>
       <dl class="summary">
-        <dt>Order</dt>
+        <dt>${m.orderNo}</dt>
         <dd>${payment.orderNo}</dd>
-        <dt>Amount</dt>
-        <dd>RM ${formatSen(payment.amountSen)}</dd>
-        <dt>Status</dt>
-        <dd>${payment.outcome === null ? 'awaiting your choice' : `pending (${payment.outcome})`}</dd>
+        <dt>${m.amount}</dt>
+        <dd>${formatRinggit(payment.amountSen)}</dd>
+        <dt>${m.status}</dt>
+        <dd>${payment.outcome === null ? m.sandboxAwaiting : m.sandboxPendingAs(payment.outcome)}</dd>
       </dl>
       ${
         outcomes.length > 0
           ? html`<form method="post" action="/sandbox/${encodeURIComponent(payment.ref)}">
               ${radioGroup(
-                payment.outcome === null ? 'Outcome of this payment' : 'Resolve the pending payment',
+                payment.outcome === null ? m.sandboxPick : m.sandboxResolve,
                 'outcome',
-                outcomes.map((o) => ({ value: o.code, label: o.label })),
+                outcomes.map((o) => ({ value: o.code, label: m.sandboxOutcomes[o.code] ?? o.label })),
               )}
-              <button type="submit">Confirm</button>
+              <button type="submit">${m.confirm}</button>
             </form>`
-          : html`<p>This payment is decided (${payment.outcome ?? ''}).</p>`
+          : html`<p>${m.sandboxDecided(payment.outcome ?? '')}</p>`
+      }
+      ${
+        outcomes.some((o) => o.code === 'BC')
+          ? html`<form method="post" action="/sandbox/${encodeURIComponent(payment.ref)}">
+              <input type="hidden" name="outcome" value="BC" />
+              <button type="submit" class="secondary">${m.cancel}</button>
+            </form>`
+          : ''
       }`,
   };
 }

@@ -1,19 +1,20 @@
 import { readFileSync } from 'node:fs';
 import type Router from '@koa/router';
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import { requireAcquirer } from '../../core/acquirer/index.ts';
 import type { Acquirer } from '../../core/acquirer/types.ts';
 import type { Deps } from '../../core/deps.ts';
-import { DomainError, ERROR_CATALOGUE } from '../../core/errors.ts';
+import { DomainError } from '../../core/errors.ts';
 import { readForm } from '../../core/http/form.ts';
-import { formatSen } from '../../core/money.ts';
+import { formatSen, ringgitStringToSen } from '../../core/money.ts';
 import { addChargeSen } from '../../core/payments/add-charge.ts';
 import { indirectCallbackFields } from '../../core/payments/callback-fields.ts';
 import { settleOrder } from '../../core/payments/settle.ts';
 import type { AgencyRow, OrderRow, PaymentMethod } from '../../core/store/index.ts';
 import { sendPage, wantsHtml } from './html.ts';
 import { constantTimeEqual } from '../../core/passwords.ts';
-import { checkoutPage, errorPage, payLinkPage, pendingPage, resultPage, type Page } from './pages.ts';
+import { checkoutPage, payLinkPage, pendingPage, resultPage, type Page } from './pages.ts';
+import { payerLang } from './lang.ts';
 import { checkPayLink } from './pay-links.ts';
 import { openOrder } from './service.ts';
 import { payLinkId } from '../../core/payments/pay-link.ts';
@@ -34,7 +35,6 @@ function readAsset(name: string): string {
  * an API client (Accept: application/json, or curl's default Accept) gets JSON and application/problem+json.
  */
 export function mountCheckout(router: Router, deps: Deps): void {
-  const htmlErrors = htmlErrorPages(deps);
   const send = (ctx: Context, status: number, page: Page) =>
     sendPage(ctx, status, { ...page, sandbox: deps.acquirer?.sandbox === true });
 
@@ -47,7 +47,23 @@ export function mountCheckout(router: Router, deps: Deps): void {
     ctx.body = asset.body;
   });
 
-  router.post('/v2/checkout', htmlErrors, async (ctx) => {
+  // An agency's logo (amil agency set --logo): ours to serve, so payer pages load nothing from elsewhere.
+  router.get('/agency-logo/:code', async (ctx) => {
+    const logo = (await deps.store.agencies.get(ctx.params.code ?? ''))?.settings.logo;
+    if (!logo) throw new DomainError('not-found');
+    ctx.set('Cache-Control', 'public, max-age=86400');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.etag = logo.sha256;
+    ctx.type = logo.type;
+    ctx.status = 200; // koa judges freshness only for a 2xx
+    if (ctx.fresh) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.body = Buffer.from(logo.base64, 'base64');
+  });
+
+  router.post('/v2/checkout', async (ctx) => {
     requireAcquirer(deps.acquirer);
     const entries = await readForm(ctx);
     const { order, created } = await openOrder(deps, entries, { path: '/v2/checkout' });
@@ -62,7 +78,7 @@ export function mountCheckout(router: Router, deps: Deps): void {
   });
 
   // The checkout page again (reload, or an API client sending its payer here): the order's token is the key.
-  router.get('/v2/checkout/:orderNo', htmlErrors, async (ctx) => {
+  router.get('/v2/checkout/:orderNo', async (ctx) => {
     const acquirer = requireAcquirer(deps.acquirer);
     const { order, agency } = await orderWithToken(deps, ctx.params.orderNo ?? '', String(ctx.query.t ?? ''));
     if (order.acquirerRef !== null) {
@@ -70,10 +86,10 @@ export function mountCheckout(router: Router, deps: Deps): void {
       ctx.status = 303;
       return;
     }
-    send(ctx, 200, checkoutPage(pageInput(acquirer, order, agency)));
+    send(ctx, 200, checkoutPage(payerLang(ctx), pageInput(acquirer, order, agency)));
   });
 
-  router.post('/v2/checkout/:orderNo/pay', htmlErrors, async (ctx) => {
+  router.post('/v2/checkout/:orderNo/pay', async (ctx) => {
     const acquirer = requireAcquirer(deps.acquirer);
     const form = new Map(await readForm(ctx));
     const { order, agency } = await orderWithToken(deps, ctx.params.orderNo ?? '', form.get('t') ?? '');
@@ -91,7 +107,7 @@ export function mountCheckout(router: Router, deps: Deps): void {
         : []),
     ];
     if (!method || errors.length > 0) {
-      send(ctx, 422, checkoutPage({ ...pageInput(acquirer, order, agency), errors }));
+      send(ctx, 422, checkoutPage(payerLang(ctx), { ...pageInput(acquirer, order, agency), errors }));
       return;
     }
     // A once-link paid (or at the bank) meanwhile: say so before the payer reaches a bank.
@@ -127,7 +143,7 @@ export function mountCheckout(router: Router, deps: Deps): void {
 
   // Where the acquirer sends the payer back, with the order's token (only its holder sees the order).
   // The result shown is what the acquirer says when asked, never what the browser brings.
-  router.get('/v2/checkout/:orderNo/return', htmlErrors, async (ctx) => {
+  router.get('/v2/checkout/:orderNo/return', async (ctx) => {
     const acquirer = requireAcquirer(deps.acquirer);
     const found = await orderWithToken(deps, ctx.params.orderNo ?? '', String(ctx.query.t ?? ''));
     const { agency } = found;
@@ -143,12 +159,13 @@ export function mountCheckout(router: Router, deps: Deps): void {
     if (order.acquirerRef === null) {
       throw new DomainError('bad-request', 'This order has not been paid yet: open its checkout page.');
     }
+    const lang = payerLang(ctx);
     send(
       ctx,
       200,
       order.status === 'pending'
-        ? pendingPage(order, agency.name)
-        : resultPage(order, agency.name, indirectCallbackFields(order, acquirer.sandbox)),
+        ? pendingPage(lang, order, agency)
+        : resultPage(lang, { order, agency, fields: indirectCallbackFields(order, acquirer.sandbox) }),
     );
   });
 
@@ -156,15 +173,25 @@ export function mountCheckout(router: Router, deps: Deps): void {
   // Every visitor gets an order of their own (docs/checkout.md, "Pay links"): a pay link never resumes,
   // blocks or shows anyone else's order, and the merchant's own orders live apart from it.
   const payPath = '/pay/:agency/:paymentCategory/:refNo/:amount';
-  router.get(payPath, htmlErrors, async (ctx) => {
+  router.get(payPath, async (ctx) => {
     requireAcquirer(deps.acquirer);
     const { link, agency, signed, id } = await payLink(deps, ctx);
     if (link.uses === 'once') refuseTakenLink(await deps.store.checkout.payLinkState(id));
     // A signed link's form posts its query back, so the order is opened from the same signed link.
     const action = signed ? `${ctx.path}?${ctx.querystring}` : ctx.path;
-    send(ctx, 200, payLinkPage({ ...link, agency, category: link.paymentCategory, action }));
+    send(
+      ctx,
+      200,
+      payLinkPage(payerLang(ctx), {
+        ...link,
+        amountSen: ringgitStringToSen(link.amount) ?? 0,
+        agency,
+        category: link.paymentCategory,
+        action,
+      }),
+    );
   });
-  router.post(payPath, htmlErrors, async (ctx) => {
+  router.post(payPath, async (ctx) => {
     requireAcquirer(deps.acquirer);
     const { link, agency, signed, id } = await payLink(deps, ctx);
     if (link.uses === 'once') refuseTakenLink(await deps.store.checkout.payLinkState(id));
@@ -176,11 +203,28 @@ export function mountCheckout(router: Router, deps: Deps): void {
       ['amount', link.amount],
       ['email', form.get('email') ?? ''],
     ];
-    const { order } = await openOrder(deps, entries, {
-      path: ctx.path,
-      payLink: { link: id, uses: link.uses },
-      ...(signed && { extras: link.extras }),
-    });
+    let order: OrderRow;
+    try {
+      ({ order } = await openOrder(deps, entries, {
+        path: ctx.path,
+        payLink: { link: id, uses: link.uses },
+        ...(signed && { extras: link.extras }),
+      }));
+    } catch (err) {
+      // A payer's typo: the same form again, to correct it (API clients get the problem).
+      if (!(err instanceof DomainError) || err.code !== 'validation-failed' || !wantsHtml(ctx)) throw err;
+      const action = signed ? `${ctx.path}?${ctx.querystring}` : ctx.path;
+      const page = payLinkPage(payerLang(ctx), {
+        ...link,
+        amountSen: ringgitStringToSen(link.amount) ?? 0,
+        agency,
+        category: link.paymentCategory,
+        action,
+        errors: err.fieldErrors,
+      });
+      send(ctx, 422, page);
+      return;
+    }
     ctx.redirect(checkoutPath(order));
     ctx.status = 303;
   });
@@ -195,6 +239,8 @@ function pageInput(acquirer: Acquirer, order: OrderRow, agency: AgencyRow) {
       addChargeSen: addChargeSen(agency.settings.addCharges[method], order.amountSen),
     })),
     banks: acquirer.banks(),
+    // Cancel: a pay link's own page, or the merchant's site (its callback says nothing until paid).
+    cancelHref: order.payLink ?? (order.returnUrl ? new URL(order.returnUrl).origin : undefined),
   };
 }
 
@@ -267,17 +313,4 @@ async function payLink(deps: Deps, ctx: Context) {
     throw new DomainError(checked.refusal === 'tampered' ? 'pay-link-tampered' : 'not-found', checked.detail);
   }
   return { ...checked, id: payLinkId(deps.config.payLinkSecret, checked.link, checked.signed) };
-}
-
-/** For browsers, a refusal is a readable page with the same status; API clients get the problem JSON. */
-function htmlErrorPages(deps: Deps): Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (err) {
-      if (!(err instanceof DomainError) || !wantsHtml(ctx)) throw err;
-      const page: Page = errorPage(err.status, ERROR_CATALOGUE[err.code].title, err.detail, err.fieldErrors);
-      sendPage(ctx, err.status, { ...page, sandbox: deps.acquirer?.sandbox === true });
-    }
-  };
 }

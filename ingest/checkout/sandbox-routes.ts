@@ -1,11 +1,12 @@
 import type Router from '@koa/router';
-import { SANDBOX_OUTCOMES } from '../../core/acquirer/sandbox.ts';
+import { SANDBOX_BANKS, SANDBOX_OUTCOMES } from '../../core/acquirer/sandbox.ts';
 import type { Deps } from '../../core/deps.ts';
 import { DomainError } from '../../core/errors.ts';
 import { readRawBody } from '../../core/http/raw-body.ts';
 import { PENDING_CODES } from '../../core/payments/status.ts';
 import { sendPage } from './html.ts';
 import { sandboxBankPage } from './pages.ts';
+import { payerLang } from './lang.ts';
 
 /**
  * The sandbox acquirer's own pages (it stands in for a bank's): a tester picks the outcome of a payment,
@@ -25,7 +26,8 @@ export function mountSandbox(router: Router, deps: Deps): void {
         : PENDING_CODES.includes(payment.outcome)
           ? SANDBOX_OUTCOMES.filter((o) => !PENDING_CODES.includes(o.code))
           : [];
-    sendPage(ctx, 200, { ...sandboxBankPage(payment, outcomes), sandbox: true });
+    const bank = SANDBOX_BANKS.find((b) => b.id === payment.bankId);
+    sendPage(ctx, 200, { ...sandboxBankPage(payerLang(ctx), payment, bank, outcomes), sandbox: true });
   });
 
   router.post('/sandbox/:ref', async (ctx) => {

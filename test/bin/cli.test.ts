@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { bankRecord, startApp, tempDir } from '../helpers.ts';
 import { runCli } from './processes.ts';
 
@@ -164,6 +166,78 @@ test('amil agency add prints a key once; show never does; rotate-key replaces it
   assert.ok(newKey && newKey !== key);
   assert.equal(await app.deps.store.agencies.apiKeyOf('MAIS'), newKey);
   assert.equal((await runCli(['agency', 'add', 'MAIS', '--name', 'again'], env)).code, 1, 'codes are unique');
+});
+
+test('amil agency set --category-name names a category in English and Malay, shown to payers on the pay page', async (t) => {
+  const app = await startApp(t);
+  const env = { DATA_DIR: app.dataDir };
+  const set = await runCli(
+    [
+      'agency',
+      'set',
+      'LZS',
+      '--category-name',
+      'zakat-perniagaan=Zakat on business income|Zakat Perniagaan Syarikat',
+    ],
+    env,
+  );
+  assert.equal(set.code, 0, set.stderr);
+  const names = (await app.deps.store.agencies.get('LZS'))?.settings.categoryNames;
+  assert.deepEqual(names?.['zakat-perniagaan'], {
+    en: 'Zakat on business income',
+    ms: 'Zakat Perniagaan Syarikat',
+  });
+  assert.deepEqual(
+    names?.['zakat-fitrah'],
+    { en: 'Zakat Fitrah', ms: 'Zakat Fitrah' },
+    'other names are kept',
+  );
+  const shown = await runCli(['agency', 'show', 'LZS'], env);
+  assert.match(shown.stdout, /zakat-perniagaan: Zakat on business income \| Zakat Perniagaan Syarikat/);
+  const page = await fetch(`${app.url}/pay/LZS/zakat-perniagaan/B-1/50.00`, {
+    headers: { accept: 'text/html', 'accept-language': 'ms' },
+  });
+  assert.match(await page.text(), /<dd>Zakat Perniagaan Syarikat<\/dd>/);
+  for (const bad of ['zakat-perniagaan=Only English', 'zakat-kereta=Car|Kereta', 'Bad Id=A|B']) {
+    const refused = await runCli(['agency', 'set', 'LZS', '--category-name', bad], env);
+    assert.notEqual(refused.code, 0, bad);
+  }
+});
+
+test('amil agency set --logo stores a small image that the pay pages show, served by us with caching headers', async (t) => {
+  const app = await startApp(t);
+  const env = { DATA_DIR: app.dataDir };
+  const dir = tempDir(t);
+  // A 1x1 PNG.
+  const png = Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+    'base64',
+  );
+  writeFileSync(path.join(dir, 'logo.png'), png);
+  writeFileSync(path.join(dir, 'logo.txt'), 'not an image');
+  const set = await runCli(['agency', 'set', 'LZS', '--logo', path.join(dir, 'logo.png')], env);
+  assert.equal(set.code, 0, set.stderr);
+  assert.match((await runCli(['agency', 'show', 'LZS'], env)).stdout, /logo: image\/png, 70 bytes/);
+  assert.notEqual(
+    (await runCli(['agency', 'set', 'LZS', '--logo', path.join(dir, 'logo.txt')], env)).code,
+    0,
+  );
+
+  const served = await fetch(`${app.url}/agency-logo/LZS`);
+  assert.equal(served.status, 200);
+  assert.equal(served.headers.get('content-type'), 'image/png');
+  assert.match(served.headers.get('cache-control') ?? '', /max-age=\d+/);
+  assert.deepEqual(Buffer.from(await served.arrayBuffer()), png);
+  const etag = served.headers.get('etag') ?? '';
+  assert.ok(etag, 'an ETag');
+  // fetch would add `Cache-Control: no-cache` to a conditional request; a browser revalidating does not.
+  const revalidated = await fetch(`${app.url}/agency-logo/LZS`, {
+    headers: { 'if-none-match': etag, 'cache-control': 'max-age=0' },
+  });
+  assert.equal(revalidated.status, 304);
+  assert.equal((await fetch(`${app.url}/agency-logo/PPZ`)).status, 404, 'an agency without a logo');
+  const page = await fetch(`${app.url}/pay/LZS/zakat-fitrah/F-1/7.00`, { headers: { accept: 'text/html' } });
+  assert.match(await page.text(), /<img class="logo" src="\/agency-logo\/LZS" alt="Lembaga Zakat Selangor"/);
 });
 
 test('amil token mint prints a token for existing agencies, and revoke revokes it', async (t) => {

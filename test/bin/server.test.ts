@@ -16,6 +16,18 @@ test('npm start serves every host on one port, with the demo password seeded', a
   t.after(() => server.child.kill('SIGKILL'));
   const health = await fetch(`${server.url}/health`);
   assert.deepEqual(await health.json(), { status: 'ok' });
+  // The start-up log says where to go: the landing page and the demo shop, on the address it serves.
+  for (let waited = 0; !server.output().includes('open in a browser') && waited < 5000; waited += 50) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const where = server
+    .output()
+    .split('\n')
+    .find((line) => line.includes('open in a browser'));
+  assert.ok(where, server.output());
+  const said = JSON.parse(where) as { landing: string; shop: string };
+  assert.equal((await fetch(said.landing, { headers: { accept: 'text/html' } })).status, 200);
+  assert.equal((await fetch(said.shop)).status, 200);
   const openapi = (await (await fetch(`${server.url}/api/openapi.json`)).json()) as { openapi: string };
   assert.equal(openapi.openapi, '3.1.0');
   const posted = await fetch(`${server.url}/api/bank/webhook`, {

@@ -173,8 +173,14 @@ test(
     await withScreenshot(t, page, async () => {
       const orderNo = await payOnCheckout(flow);
 
-      // The result page posts the indirect callback by itself (its script) to the merchant's returnUrl.
-      await page.waitForURL(`${merchant.url}/return`);
+      // The result page stays in view for a few seconds, its button ready, then its script posts the
+      // indirect callback by itself to the merchant's returnUrl.
+      await page.getByRole('heading', { name: 'Payment successful' }).waitFor();
+      assert.ok(await page.getByText('SBI Bank A', { exact: true }).isVisible(), 'the result names the bank');
+      await page.waitForTimeout(1000);
+      assert.equal(merchant.received.filter(isIndirect).length, 0, 'the payer reads the result first');
+      assert.ok(await page.getByRole('button', { name: `Return to ${AGENCY_NAME}` }).isVisible());
+      await page.waitForURL(`${merchant.url}/return`, { timeout: 10_000 });
       await page.getByText(MERCHANT_REPLY).waitFor();
       assertIndirect(await merchant.find(isIndirect, 'indirect callback', 1000), orderNo, refNo);
 
@@ -267,7 +273,7 @@ test(
       const scrollWidth = await page.evaluate<number>('document.documentElement.scrollWidth');
       assert.ok(scrollWidth <= 375, `no horizontal scroll at 375 px (scrollWidth ${scrollWidth})`);
 
-      const bank = page.getByLabel('FPX bank (for online banking)');
+      const bank = page.getByLabel('Your bank');
       assert.equal(await bank.count(), 1);
       assert.equal(await bank.getAttribute('id'), 'bank');
       for (const name of [/^FPX online banking/, /^Credit or debit card/, /^E-wallet/]) {
