@@ -78,7 +78,9 @@ test('the Python and PHP verifiers reproduce the published callback vector and r
     'upper-case hex',
   );
   assertVerdict(body, OTHER_KEY, false, "another agency's key");
-  assertVerdict(body.replace('amount=10.50', 'amount=100.50'), apiKey, false, 'a changed amount');
+  const amount = `amount=${vector.params.amount ?? ''}`;
+  assert.ok(body.includes(amount));
+  assertVerdict(body.replace(amount, 'amount=100.50'), apiKey, false, 'a changed amount');
   assertVerdict(body.replace(`signature=${vector.signature}`, ''), apiKey, false, 'no signature');
   assertVerdict(`${body}&status=failed`, apiKey, false, 'a repeated field');
 });
