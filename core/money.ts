@@ -25,3 +25,8 @@ export function formatSen(sen: number): string {
   const abs = Math.abs(sen);
   return `${sign}${Math.trunc(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
+
+/** Sen as Malaysians write ringgit, with thousands separators: `RM 1,234.50` (`RM -1,234.50` below zero). */
+export function formatRinggit(sen: number): string {
+  return `RM ${formatSen(sen).replace(/\B(?=(\d{3})+(?!\d))(?=\d*\.)/g, ',')}`;
+}

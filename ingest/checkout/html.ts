@@ -1,44 +1,9 @@
 import type { Context } from 'koa';
+import { html, type SafeHtml } from '../../core/html.ts';
 import { LANGS, messages, type Lang } from './i18n.ts';
 import { payerLang, switchHref } from './lang.ts';
 
-/** HTML that is already safe to emit (escaped, or markup we wrote). */
-export class SafeHtml {
-  constructor(readonly value: string) {}
-  toString(): string {
-    return this.value;
-  }
-}
-
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
-}
-
-type Interpolated = SafeHtml | string | number | null | undefined | false | readonly Interpolated[];
-
-function render(value: Interpolated): string {
-  if (value === null || value === undefined || value === false) return '';
-  if (value instanceof SafeHtml) return value.value;
-  if (Array.isArray(value)) return (value as readonly Interpolated[]).map(render).join('');
-  return escapeHtml(String(value));
-}
-
-/** Tagged template: every interpolated value is escaped unless it is SafeHtml (nested templates are). */
-export function html(strings: TemplateStringsArray, ...values: Interpolated[]): SafeHtml {
-  let out = strings[0] ?? '';
-  values.forEach((value, i) => {
-    out += render(value) + (strings[i + 1] ?? '');
-  });
-  return new SafeHtml(out);
-}
+export { escapeHtml, html, SafeHtml } from '../../core/html.ts';
 
 /**
  * A whole page: our stylesheet and script only (no CDN), and headers that keep it from being framed,

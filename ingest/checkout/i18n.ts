@@ -336,10 +336,7 @@ const MONTHS: Record<Lang, readonly string[]> = {
 };
 
 /** Sen as Malaysians write ringgit in both languages: `RM 1,234.50`. */
-export function formatRinggit(sen: number): string {
-  const ringgit = Math.trunc(Math.abs(sen) / 100).toLocaleString('en-MY');
-  return `${sen < 0 ? '-' : ''}RM ${ringgit}.${String(Math.abs(sen) % 100).padStart(2, '0')}`;
-}
+export { formatRinggit } from '../../core/money.ts';
 
 /** A Kuala Lumpur wall time (`YYYY-MM-DD HH:mm:ss`, as acquirers report it) as `24 Nov 2026, 14:05`. */
 export function formatKlWallTime(lang: Lang, wallTime: string): string {

@@ -1,7 +1,7 @@
-import { formatSen } from '../../core/money.ts';
+import { formatRinggit } from '../../core/money.ts';
 import type { OrderRow } from '../../core/store/index.ts';
 import { formatKl } from '../../core/time.ts';
-import { html } from '../../ingest/checkout/html.ts';
+import { html } from '../../core/html.ts';
 
 export interface ReceiptMail {
   subject: string;
@@ -16,8 +16,7 @@ const METHODS: Record<string, [string, string]> = {
   ewallet: ['E-dompet', 'E-wallet'],
 };
 
-/** Ringgit with thousands separators, from sen (formatSen gives the plain two decimals). */
-const rm = (sen: number) => `RM ${formatSen(sen).replace(/\B(?=(\d{3})+(?!\d))(?=\d*\.)/g, ',')}`;
+const rm = formatRinggit;
 
 /**
  * A paid order's receipt: Malay first (the payers' language), then English, in one e-mail, as plain text

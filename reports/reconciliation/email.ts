@@ -1,4 +1,5 @@
-import { formatSen } from '../../core/money.ts';
+import { escapeHtml } from '../../core/html.ts';
+import { formatRinggit } from '../../core/money.ts';
 import { formatKl } from '../../core/time.ts';
 import type { ReconRunRow } from '../../core/store/index.ts';
 import type { Headline, Total } from './summary.ts';
@@ -10,17 +11,8 @@ export interface ReconEmail {
   html: string;
 }
 
-/** Ringgit with thousands separators, from sen (formatSen gives the plain two decimals). */
-const rm = (sen: number) => `RM ${formatSen(sen).replace(/\B(?=(\d{3})+(?!\d))(?=\d*\.)/g, ',')}`;
-
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+const rm = formatRinggit;
+const escape = escapeHtml;
 
 /** One figure of the headline: a label, and the figure (with the earlier run's when it changed). */
 interface Figure {

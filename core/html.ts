@@ -1,0 +1,38 @@
+/** Escaping HTML for every page and e-mail we write: one rule, one place. */
+/** HTML that is already safe to emit (escaped, or markup we wrote). */
+export class SafeHtml {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+}
+
+type Interpolated = SafeHtml | string | number | null | undefined | false | readonly Interpolated[];
+
+function render(value: Interpolated): string {
+  if (value === null || value === undefined || value === false) return '';
+  if (value instanceof SafeHtml) return value.value;
+  if (Array.isArray(value)) return (value as readonly Interpolated[]).map(render).join('');
+  return escapeHtml(String(value));
+}
+
+/** Tagged template: every interpolated value is escaped unless it is SafeHtml (nested templates are). */
+export function html(strings: TemplateStringsArray, ...values: Interpolated[]): SafeHtml {
+  let out = strings[0] ?? '';
+  values.forEach((value, i) => {
+    out += render(value) + (strings[i + 1] ?? '');
+  });
+  return new SafeHtml(out);
+}
