@@ -42,7 +42,7 @@ import { settleOrder } from '../core/payments/settle.ts';
 import { signCallback, signPost, verifyCallback } from '../core/signatures.ts';
 import { formatKl } from '../core/time.ts';
 import { newOrderNo } from '../ingest/checkout/service.ts';
-import { createWebApp } from '../ingest/web-app.ts';
+import { createWebApp } from '../bin/create-app.ts';
 import { createInProcessRelay } from '../pipeline/relay.ts';
 import { fmtInt, fmtMs, fmtPct, fmtRatio, percentile, table } from './format.ts';
 

@@ -28,7 +28,7 @@ import { parseJson, readRawBody } from '../core/http/raw-body.ts';
 import { listen, type Listening } from '../core/http/serve.ts';
 import { businessDate } from '../core/time.ts';
 import { prepareRecord } from '../ingest/bank-webhook/prepare.ts';
-import { createWebApp } from '../ingest/web-app.ts';
+import { createWebApp } from '../bin/create-app.ts';
 import type { BankTransaction } from '../schemas/index.ts';
 import type { PreparedRecord } from '../core/store/index.ts';
 import type { LoadRequest, LoadResult } from './load-client.ts';

@@ -28,7 +28,7 @@ import { listen, type Listening } from '../core/http/serve.ts';
 import { mintReportToken } from '../core/report-tokens.ts';
 import { PAYMENT_COUNT_SQL, PAYMENT_PAGE_SQL, PAYMENT_SEEK_SQL } from '../core/store/payments.ts';
 import { klDayStartUtc } from '../core/time.ts';
-import { createWebApp } from '../ingest/web-app.ts';
+import { createWebApp } from '../bin/create-app.ts';
 import { fmtInt, fmtMb, fmtMs, fmtRatio, percentile, table } from './format.ts';
 
 const HOST = '127.0.0.1';

@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { TestContext } from 'node:test';
-import { createDeps, seedDemoData } from '../core/bootstrap.ts';
+import { createApp } from '../bin/create-app.ts';
+import { seedDemoData } from '../core/bootstrap.ts';
 import { createLogger } from '../core/logger.ts';
 import type { Deps } from '../core/deps.ts';
 import { listen } from '../core/http/serve.ts';
-import { createWebApp } from '../ingest/web-app.ts';
 import { mintReportToken } from '../core/report-tokens.ts';
 import type { BankTransaction } from '../schemas/index.ts';
 
@@ -69,26 +69,18 @@ export async function startApp(
   // A free port chosen first, so the default PUBLIC_BASE_URL and PUBLIC_REPORTS_URL (derived from PORT, as
   // embedded mode listens) are this app's real address: QR codes and pay links point back at it.
   const port = env.PORT ?? String(await freePort());
-  const deps = createDeps(
+  const app = createApp(
     // NODE_ENV=test: per-client limits high enough for tests sending many requests from 127.0.0.1.
     { NODE_ENV: 'test', DATA_DIR: dataDir, SEED_DEMO: 'true', PORT: port, ...env },
     { logger: createLogger(env.LOG_LEVEL ?? 'info', sink), ...overrides },
+    { onePort: true },
   );
+  const { deps } = app;
   await seedDemoData(deps.store, new Date());
-  const listening = await listen([
-    {
-      name: 'all',
-      app: createWebApp(deps, ['base', 'reports', 'pay']),
-      host: '127.0.0.1',
-      port: deps.config.port,
-    },
-  ]);
+  const listening = await listen(app.web.map((web) => ({ ...web, host: '127.0.0.1' })));
   onCleanup(t, async () => {
     await listening.close(1000);
-    await deps.callbacks.close();
-    await deps.qr.close();
-    await deps.limits.close();
-    deps.store.close();
+    await app.close();
   });
   const url = listening.servers[0]?.url ?? '';
   return {

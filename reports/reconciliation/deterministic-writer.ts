@@ -36,6 +36,10 @@ function quotedStyle(styles: StylesInternals, base: number): number {
  * a re-run or a replay of a day writes the very same bytes. The theme and package parts are appended from
  * exceljs's constructor through `addThemes`, which is why the pin is installed there: it is the first
  * method the constructor calls after creating the zip.
+ *
+ * It reaches into exceljs's internals (the zip, the styles manager, the sheet slots), so package.json pins
+ * exceljs to one exact version; an upgrade must pass test/reports/deterministic-writer.test.ts and give the
+ * fixture day's workbooks the same bytes.
  */
 export class DeterministicWorkbookWriter extends ExcelJS.stream.xlsx.WorkbookWriter {
   constructor(options: { filename: string; date: Date }) {

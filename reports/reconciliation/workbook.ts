@@ -55,13 +55,20 @@ const rm = (sen: number | null): number | null => (sen === null ? null : sen / 1
 const kl = (utcIso: string): Date => new Date(Date.parse(utcIso) + KL_OFFSET_MS);
 const codes = (json: string): string[] => JSON.parse(json) as string[];
 
-interface Column {
+/** One column of a table: its header, width and format, and the accessor giving its cell of a row. */
+interface Column<T> {
   header: string;
   width: number;
   money?: boolean;
   numFmt?: string;
+  cell: (row: T) => unknown;
 }
-const TIME_COLUMN = (header: string): Column => ({ header, width: 20, numFmt: DATE_TIME });
+const timeColumn = <T>(header: string, cell: (row: T) => Date): Column<T> => ({
+  header,
+  width: 20,
+  numFmt: DATE_TIME,
+  cell,
+});
 
 /**
  * Writes one sink's reconciliation workbook for one day with exceljs's streaming writer, so a day of a
@@ -80,11 +87,7 @@ export async function writeReconWorkbook(input: WorkbookInput): Promise<DaySumma
     workbook,
     'Transactions',
     TRANSACTION_COLUMNS,
-    snapshot.transactions(),
-    (item) => {
-      builder.transaction(item);
-      return transactionRow(item);
-    },
+    counted(snapshot.transactions(), (item) => builder.transaction(item)),
     maxRows,
   );
   const summary = builder.finish();
@@ -94,30 +97,18 @@ export async function writeReconWorkbook(input: WorkbookInput): Promise<DaySumma
     workbook,
     'Exceptions',
     EXCEPTION_COLUMNS,
-    exceptionRows(flagged, snapshot, input.explanations),
-    (r) => r,
+    exceptionLines(flagged, snapshot, input.explanations),
     maxRows,
   );
 
   const asOf = new Date(summary.asOf).getTime();
-  const pendingRow = (item: ReconItem): unknown[] => [
-    item.orderNo,
-    kl(item.timeUtc),
-    item.businessDate,
-    CHANNEL_LABEL[item.channel],
-    item.name,
-    item.email,
-    rm(item.amountSen),
-    Math.floor((asOf - new Date(item.timeUtc).getTime()) / 3_600_000) / 24,
-  ];
-  await table(workbook, 'Pending', PENDING_COLUMNS, snapshot.pending('closing'), pendingRow, maxRows);
+  await table(workbook, 'Pending', pendingColumns(asOf), snapshot.pending('closing'), maxRows);
 
   await table(
     workbook,
     'Adjustments',
     ADJUSTMENT_COLUMNS,
     snapshot.movements({ adjustmentsOnly: true }),
-    adjustmentRow,
     maxRows,
   );
 
@@ -126,149 +117,130 @@ export async function writeReconWorkbook(input: WorkbookInput): Promise<DaySumma
   return summary;
 }
 
-const TRANSACTION_COLUMNS: Column[] = [
-  { header: 'Order no', width: 22 },
-  TIME_COLUMN('Time (UTC+8)'),
-  { header: 'Channel', width: 18 },
-  { header: 'Payer name', width: 28 },
-  { header: 'Email', width: 30 },
-  { header: 'Data email', width: 30 },
-  { header: 'Zakat name', width: 28 },
-  { header: 'IC no', width: 15 },
-  { header: 'Phone', width: 14 },
-  { header: 'Address', width: 36 },
-  { header: 'Postcode', width: 9 },
-  { header: 'City', width: 18 },
-  { header: 'Type (raw)', width: 20 },
-  { header: 'Type code', width: 18 },
-  { header: 'Type', width: 18 },
-  { header: 'State code', width: 16 },
-  { header: 'State', width: 18 },
-  { header: 'Year', width: 8 },
-  { header: 'Amount (RM)', width: 14, money: true },
-  { header: 'Zakat amount (RM)', width: 14, money: true },
-  { header: 'Add charge (RM)', width: 14, money: true },
-  { header: 'Rate (RM)', width: 11, money: true },
-  { header: 'Dependants', width: 11 },
-  { header: 'Status', width: 10 },
-  { header: 'Version', width: 9 },
-  { header: 'Exception codes', width: 34 },
-];
-
-function transactionRow(item: ReconItem): unknown[] {
-  const type = canonicalType(item);
-  return [
-    item.orderNo,
-    kl(item.timeUtc),
-    CHANNEL_LABEL[item.channel],
-    item.name,
-    item.email,
-    item.dataEmail,
-    item.zakatName,
-    item.icNo,
-    item.phone,
-    item.address,
-    item.postcode,
-    item.city,
-    item.typeRaw,
-    type,
-    typeName(type),
-    item.state ?? NONE_CODE,
-    stateName(item.state),
-    item.year,
-    rm(item.amountSen),
-    rm(item.zakatAmountSen),
-    rm(item.addChargeSen),
-    rm(item.rateSen),
-    item.dependants,
-    item.status,
-    item.version,
-    codes(item.exceptions).join(' '),
-  ];
+/** The items as they are, each handed to `see` as it is read (the summary counts the rows being written). */
+function* counted<T>(items: Iterable<T>, see: (item: T) => void): Generator<T> {
+  for (const item of items) {
+    see(item);
+    yield item;
+  }
 }
 
-const EXCEPTION_COLUMNS: Column[] = [
-  { header: 'Order no', width: 22 },
-  { header: 'Kind', width: 12 },
-  { header: 'Channel', width: 18 },
-  TIME_COLUMN('Time (UTC+8)'),
-  { header: 'Amount (RM)', width: 14, money: true },
-  { header: 'Reason codes', width: 34 },
-  { header: 'Explanation', width: 70 },
-  { header: 'Stored version', width: 50 },
-  { header: 'Incoming version', width: 50 },
+const TRANSACTION_COLUMNS: readonly Column<ReconItem>[] = [
+  { header: 'Order no', width: 22, cell: (item) => item.orderNo },
+  timeColumn('Time (UTC+8)', (item) => kl(item.timeUtc)),
+  { header: 'Channel', width: 18, cell: (item) => CHANNEL_LABEL[item.channel] },
+  { header: 'Payer name', width: 28, cell: (item) => item.name },
+  { header: 'Email', width: 30, cell: (item) => item.email },
+  { header: 'Data email', width: 30, cell: (item) => item.dataEmail },
+  { header: 'Zakat name', width: 28, cell: (item) => item.zakatName },
+  { header: 'IC no', width: 15, cell: (item) => item.icNo },
+  { header: 'Phone', width: 14, cell: (item) => item.phone },
+  { header: 'Address', width: 36, cell: (item) => item.address },
+  { header: 'Postcode', width: 9, cell: (item) => item.postcode },
+  { header: 'City', width: 18, cell: (item) => item.city },
+  { header: 'Type (raw)', width: 20, cell: (item) => item.typeRaw },
+  { header: 'Type code', width: 18, cell: (item) => canonicalType(item) },
+  { header: 'Type', width: 18, cell: (item) => typeName(canonicalType(item)) },
+  { header: 'State code', width: 16, cell: (item) => item.state ?? NONE_CODE },
+  { header: 'State', width: 18, cell: (item) => stateName(item.state) },
+  { header: 'Year', width: 8, cell: (item) => item.year },
+  { header: 'Amount (RM)', width: 14, money: true, cell: (item) => rm(item.amountSen) },
+  { header: 'Zakat amount (RM)', width: 14, money: true, cell: (item) => rm(item.zakatAmountSen) },
+  { header: 'Add charge (RM)', width: 14, money: true, cell: (item) => rm(item.addChargeSen) },
+  { header: 'Rate (RM)', width: 11, money: true, cell: (item) => rm(item.rateSen) },
+  { header: 'Dependants', width: 11, cell: (item) => item.dependants },
+  { header: 'Status', width: 10, cell: (item) => item.status },
+  { header: 'Version', width: 9, cell: (item) => item.version },
+  { header: 'Exception codes', width: 34, cell: (item) => codes(item.exceptions).join(' ') },
 ];
 
-function* exceptionRows(
+/** A row of the Exceptions sheet: a flagged transaction, or an anomaly (a contradicting version received). */
+interface ExceptionLine {
+  orderNo: string;
+  kind: 'flagged' | 'anomaly';
+  channel: ReconChannel;
+  time: string;
+  amountSen: number | null;
+  reasons: string;
+  explanation: string;
+  stored: string | null;
+  incoming: string | null;
+}
+
+const EXCEPTION_COLUMNS: readonly Column<ExceptionLine>[] = [
+  { header: 'Order no', width: 22, cell: (line) => line.orderNo },
+  { header: 'Kind', width: 12, cell: (line) => line.kind },
+  { header: 'Channel', width: 18, cell: (line) => CHANNEL_LABEL[line.channel] },
+  timeColumn('Time (UTC+8)', (line) => kl(line.time)),
+  { header: 'Amount (RM)', width: 14, money: true, cell: (line) => rm(line.amountSen) },
+  { header: 'Reason codes', width: 34, cell: (line) => line.reasons },
+  { header: 'Explanation', width: 70, cell: (line) => line.explanation },
+  { header: 'Stored version', width: 50, cell: (line) => line.stored },
+  { header: 'Incoming version', width: 50, cell: (line) => line.incoming },
+];
+
+function* exceptionLines(
   flagged: Iterable<ReconItem>,
   snapshot: ReconSnapshot,
   explanations: Readonly<Record<string, string>>,
-): Generator<unknown[]> {
+): Generator<ExceptionLine> {
   for (const item of flagged) {
     const list = codes(item.exceptions);
-    yield [
-      item.orderNo,
-      'flagged',
-      CHANNEL_LABEL[item.channel],
-      kl(item.timeUtc),
-      rm(item.amountSen),
-      list.join(' '),
-      list.map((code) => explanations[code] ?? code).join(' '),
-      null,
-      null,
-    ];
+    yield {
+      orderNo: item.orderNo,
+      kind: 'flagged',
+      channel: item.channel,
+      time: item.timeUtc,
+      amountSen: item.amountSen,
+      reasons: list.join(' '),
+      explanation: list.map((code) => explanations[code] ?? code).join(' '),
+      stored: null,
+      incoming: null,
+    };
   }
   for (const anomaly of snapshot.anomalies()) {
-    yield [
-      anomaly.orderNo,
-      'anomaly',
-      CHANNEL_LABEL[anomaly.channel],
-      kl(anomaly.seenAt),
-      null,
-      'ANOMALY',
-      `Received a version that contradicts the stored one (${anomaly.reason}); the stored version was kept.`,
-      anomaly.stored,
-      anomaly.incoming,
-    ];
+    yield {
+      orderNo: anomaly.orderNo,
+      kind: 'anomaly',
+      channel: anomaly.channel,
+      time: anomaly.seenAt,
+      amountSen: null,
+      reasons: 'ANOMALY',
+      explanation: `Received a version that contradicts the stored one (${anomaly.reason}); the stored version was kept.`,
+      stored: anomaly.stored,
+      incoming: anomaly.incoming,
+    };
   }
 }
 
-const PENDING_COLUMNS: Column[] = [
-  { header: 'Order no', width: 22 },
-  TIME_COLUMN('Time (UTC+8)'),
-  { header: 'Business day', width: 12 },
-  { header: 'Channel', width: 18 },
-  { header: 'Payer name', width: 28 },
-  { header: 'Email', width: 30 },
-  { header: 'Amount (RM)', width: 14, money: true },
-  { header: 'Age at as-of (days)', width: 18, numFmt: '0.00' },
+/** The Pending sheet's columns; an item's age is counted to the as-of instant (epoch ms). */
+const pendingColumns = (asOf: number): readonly Column<ReconItem>[] => [
+  { header: 'Order no', width: 22, cell: (item) => item.orderNo },
+  timeColumn('Time (UTC+8)', (item) => kl(item.timeUtc)),
+  { header: 'Business day', width: 12, cell: (item) => item.businessDate },
+  { header: 'Channel', width: 18, cell: (item) => CHANNEL_LABEL[item.channel] },
+  { header: 'Payer name', width: 28, cell: (item) => item.name },
+  { header: 'Email', width: 30, cell: (item) => item.email },
+  { header: 'Amount (RM)', width: 14, money: true, cell: (item) => rm(item.amountSen) },
+  {
+    header: 'Age at as-of (days)',
+    width: 18,
+    numFmt: '0.00',
+    cell: (item) => Math.floor((asOf - new Date(item.timeUtc).getTime()) / 3_600_000) / 24,
+  },
 ];
 
-const ADJUSTMENT_COLUMNS: Column[] = [
-  { header: 'Order no', width: 22 },
-  { header: 'Business day', width: 12 },
-  TIME_COLUMN('Received (UTC+8)'),
-  { header: 'Channel', width: 18 },
-  { header: 'Previous status', width: 15 },
-  { header: 'New status', width: 12 },
-  { header: 'Previous amount (RM)', width: 19, money: true },
-  { header: 'New amount (RM)', width: 16, money: true },
-  { header: 'Change to collected (RM)', width: 22, money: true },
+const ADJUSTMENT_COLUMNS: readonly Column<ReconMovement>[] = [
+  { header: 'Order no', width: 22, cell: (move) => move.orderNo },
+  { header: 'Business day', width: 12, cell: (move) => move.businessDate },
+  timeColumn('Received (UTC+8)', (move) => kl(move.receivedAt)),
+  { header: 'Channel', width: 18, cell: (move) => CHANNEL_LABEL[move.channel] },
+  { header: 'Previous status', width: 15, cell: (move) => move.beforeStatus ?? '(not received before)' },
+  { header: 'New status', width: 12, cell: (move) => move.status },
+  { header: 'Previous amount (RM)', width: 19, money: true, cell: (move) => rm(move.beforeAmountSen) },
+  { header: 'New amount (RM)', width: 16, money: true, cell: (move) => rm(move.amountSen) },
+  { header: 'Change to collected (RM)', width: 22, money: true, cell: (move) => rm(collectedDelta(move)) },
 ];
-
-function adjustmentRow(move: ReconMovement): unknown[] {
-  return [
-    move.orderNo,
-    move.businessDate,
-    kl(move.receivedAt),
-    CHANNEL_LABEL[move.channel],
-    move.beforeStatus ?? '(not received before)',
-    move.status,
-    rm(move.beforeAmountSen),
-    rm(move.amountSen),
-    rm(collectedDelta(move)),
-  ];
-}
 
 const BUFFERED_BYTES = 4 * 1024 * 1024;
 
@@ -292,16 +264,15 @@ async function drained(sheet: ExcelJS.Worksheet): Promise<void> {
 }
 
 /**
- * A table: sheets of rows with a bold frozen header, filters over every row, widths and money formats. A
+ * A table: sheets of rows, one cell per column, with a bold frozen header, filters over every row, widths and money formats. A
  * sheet holds at most `maxRows` rows, its header included; the table continues on `<name> (2)`, `(3)` ...
  * Returns the names of its sheets.
  */
 async function table<T>(
   workbook: DeterministicWorkbookWriter,
   name: string,
-  columns: readonly Column[],
+  columns: readonly Column<T>[],
   items: Iterable<T>,
-  toRow: (item: T) => unknown[],
   maxRows: number,
 ): Promise<string[]> {
   const names = [name];
@@ -330,7 +301,10 @@ async function table<T>(
       sheet = open(names[names.length - 1] as string);
       rows = 1;
     }
-    addTextRow(sheet, toRow(item)).commit();
+    addTextRow(
+      sheet,
+      columns.map((column) => column.cell(item)),
+    ).commit();
     rows += 1;
     if (rows % 2000 === 0) await drained(sheet);
   }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { listen } from '../../core/http/serve.ts';
-import { createWebApp } from '../../ingest/web-app.ts';
+import { createWebApp } from '../../bin/create-app.ts';
 import { queueBoard } from '../../pipeline/queue-board.ts';
 import { createBullRuntime } from '../../pipeline/bullmq.ts';
 import { bankRecord, onCleanup, startApp } from '../helpers.ts';

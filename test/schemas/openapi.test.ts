@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { startApp } from '../helpers.ts';
-import { createWebApp } from '../../ingest/web-app.ts';
+import { createWebApp } from '../../bin/create-app.ts';
 import { signPost } from '../../core/signatures.ts';
 import { LZS_KEY } from '../support/merchant.ts';
 
