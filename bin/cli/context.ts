@@ -1,0 +1,54 @@
+/** What every command of the ops CLI is handed: the process's Deps, opened late, and where output goes. */
+import { readFileSync } from 'node:fs';
+import type { Deps } from '../../core/deps.ts';
+
+/** How a CLI is wired to its process: the entry point gives the real ones, a test its own. */
+export interface CliOptions {
+  /** Opens the store and the rest; called once, by the first command that needs it (`--help` does not). */
+  openDeps: () => Deps;
+  /** Standard output (results) and standard error (errors, progress). Default: the process's. */
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+  /** The whole of standard input (`--password-stdin`). Default: read file descriptor 0. */
+  readStdin?: () => string;
+}
+
+/** The `deps` of `register(program, cli)`: one per parse. */
+export interface CliContext {
+  /** The Deps, opened on first use. */
+  deps: () => Deps;
+  /** Writes one line to standard output. */
+  print: (line: string) => void;
+  /** Writes a value as indented JSON to standard output. */
+  printJson: (value: unknown) => void;
+  readStdin: () => string;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  /**
+   * An exit code a command sets without failing (a replay that differs exits 2 after printing everything);
+   * undefined: 0.
+   */
+  exitCode: number | undefined;
+  /** Closes the store if a command opened it. */
+  close: () => void;
+}
+
+/** A fresh context over the given process wiring. */
+export function createCliContext(options: CliOptions): CliContext {
+  let deps: Deps | undefined;
+  const stdout = options.stdout ?? process.stdout;
+  const stderr = options.stderr ?? process.stderr;
+  const print = (line: string): void => {
+    stdout.write(`${line}\n`);
+  };
+  return {
+    deps: () => (deps ??= options.openDeps()),
+    print,
+    printJson: (value) => print(JSON.stringify(value, null, 2)),
+    readStdin: options.readStdin ?? (() => readFileSync(0, 'utf8')),
+    stdout,
+    stderr,
+    exitCode: undefined,
+    close: () => deps?.store.close(),
+  };
+}
