@@ -62,22 +62,16 @@ export function readSettings<S extends Tree>(tree: S, env: Env): SettingsOf<S> {
   // An unset variable reads as its default text; a value with a problem reads as the default too, so the
   // variables that depend on it are judged as if it were unset (the problem is listed either way).
   const readVariable = (variable: Variable<unknown>): Reading => {
-    const fallback = typeof variable.default === 'function' ? variable.default(ctx) : variable.default;
+    const fallback = (into: string[]): unknown => {
+      const text = typeof variable.default === 'function' ? variable.default(ctx) : variable.default;
+      return text === undefined ? undefined : variable.parse(text, variable.name, into);
+    };
     const raw = read(variable.name);
-    if (raw === undefined)
-      return {
-        value: fallback === undefined ? undefined : variable.parse(fallback, variable.name, problems),
-        set: false,
-        ok: true,
-      };
+    if (raw === undefined) return { value: fallback(problems), set: false, ok: true };
     const before = problems.length;
     const value = variable.parse(raw, variable.name, problems);
     if (problems.length === before) return { value, set: true, ok: true };
-    return {
-      value: fallback === undefined ? undefined : variable.parse(fallback, variable.name, []),
-      set: true,
-      ok: false,
-    };
+    return { value: fallback([]), set: true, ok: false };
   };
 
   const build = (node: Tree): Record<string, unknown> => {
