@@ -174,7 +174,10 @@ test('a production server without an acquirer says so at start, and no sandbox b
     PUBLIC_REPORTS_URL: 'https://api.amil.example.my',
   });
   t.after(() => server.child.kill('SIGKILL'));
-  await new Promise((r) => setTimeout(r, 100));
+  // The line follows the 'listening' one; under load it may take a moment to be written.
+  for (let waited = 0; !/payments are not configured/.test(server.output()) && waited < 5000; waited += 50) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
   assert.match(server.output(), /payments are not configured \(ACQUIRER=none\)/);
   const url = /"url":"([^"]+)"/.exec(server.output())?.[1] ?? '';
   const checkout = await fetch(`${url}/v2/checkout`, {
