@@ -4,14 +4,15 @@
  * page posting the indirect callback to the merchant, and the signed direct callback from the relay.
  * Chromium is required: when /usr/bin/chromium is missing these tests fail (CI installs it).
  */
-import { after, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { signPost, verifyCallback } from '../../core/signatures.ts';
 import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { browser } from '../support/browser.ts';
 import { onCleanup, startApp, type TestApp } from '../helpers.ts';
 import {
   LZS_KEY,
@@ -21,27 +22,9 @@ import {
   type ReceivedCallback,
 } from '../support/merchant.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const AGENCY_NAME = 'Lembaga Zakat Selangor';
 const SCREENSHOTS = path.join(tmpdir(), 'test-results', 'checkout-browser');
 const TEST_TIMEOUT_MS = 20_000;
-
-let launched: Promise<Browser> | undefined;
-
-/** One browser for the file, launched by the first test that needs it and closed after the last. */
-function browser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is not installed at ${CHROMIUM}: the browser tests need it (apt-get install chromium).`,
-    );
-  }
-  launched ??= chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
-  return launched;
-}
-
-after(async () => {
-  if (launched) await (await launched).close();
-});
 
 interface Flow {
   app: TestApp;

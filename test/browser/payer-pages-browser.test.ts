@@ -4,38 +4,22 @@
  * pages and the front door, in Malay and English (issues 14.8, 15.1-15.4). Every page visited is saved as a
  * screenshot under <tmpdir>/test-results/payer-pages, which the run empties first.
  */
-import { after, before, test, type TestContext } from 'node:test';
+import { before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { browser } from '../support/browser.ts';
 import { onCleanup, startApp } from '../helpers.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const AGENCY_NAME = 'Lembaga Zakat Selangor';
 const SCREENSHOTS = path.join(tmpdir(), 'test-results', 'payer-pages');
 const TEST_TIMEOUT_MS = 30_000;
 
-let launched: Promise<Browser> | undefined;
-
-function browser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is not installed at ${CHROMIUM}: the browser tests need it (apt-get install chromium).`,
-    );
-  }
-  launched ??= chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
-  return launched;
-}
-
 before(() => {
   rmSync(SCREENSHOTS, { recursive: true, force: true });
   mkdirSync(SCREENSHOTS, { recursive: true });
-});
-
-after(async () => {
-  if (launched) await (await launched).close();
 });
 
 const VARIANTS = [
