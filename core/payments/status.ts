@@ -9,9 +9,6 @@ export const EXPIRED_CODE = 'XP';
 /** amil's own code for an order nobody took to the bank within UNPAID_ORDER_EXPIRY_MS (docs/checkout.md). */
 export const ABANDONED_CODE = 'XA';
 
-/** Payment event sources that are not an acquirer's answer: the order itself, and its expiry unpaid. */
-export const NON_ACQUIRER_SOURCES: readonly string[] = ['checkout', 'abandoned'];
-
 /** Spec 2.4: `00` is success; empty, 09, 76 and 99 are pending; every other code is failed. */
 export function statusOfCode(code: string): PaymentRow['status'] {
   if (code === '00') return 'success';

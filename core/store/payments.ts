@@ -56,6 +56,12 @@ const WHERE_ANY = `WHERE agency_code IN (SELECT value FROM json_each(@agencies))
 
 const CHUNK = 1000;
 
+/**
+ * Payment event sources that are not an acquirer's answer, as an SQL list: the order's own creation
+ * ('checkout') and its expiry unpaid ('abandoned', code XA). The reconciliation counts only the others.
+ */
+export const NOT_ACQUIRER_SOURCES = `('checkout', 'abandoned')`;
+
 /** The report's statements, exported so that the benchmark runs the very same SQL raw. */
 export const PAYMENT_COUNT_SQL = `SELECT count(*) AS n FROM payments ${WHERE}`;
 export const PAYMENT_PAGE_SQL = `SELECT ${COLUMNS} FROM payments ${WHERE}

@@ -1,5 +1,5 @@
 import type { Db } from './db.ts';
-import type { PaymentEvent, PaymentRow } from './payments.ts';
+import { NOT_ACQUIRER_SOURCES, type PaymentEvent, type PaymentRow } from './payments.ts';
 import { klDayStartUtc, nextDay } from '../time.ts';
 
 /** One archived webhook body, verbatim, or an excerpt holding only the records of postings in question. */
@@ -141,10 +141,10 @@ export function reconArchiveRepository(db: Db) {
         const orderNos = db
           .prepare<Record<string, string>, { orderNo: string }>(
             `SELECT order_no AS orderNo FROM payments WHERE created_at >= @start AND created_at < @end
-             UNION SELECT order_no FROM payment_events WHERE source NOT IN ('checkout', 'abandoned') AND at >= @start AND at < @asOf
+             UNION SELECT order_no FROM payment_events WHERE source NOT IN ${NOT_ACQUIRER_SOURCES} AND at >= @start AND at < @asOf
              UNION SELECT order_no FROM payment_anomalies WHERE seen_at >= @start AND seen_at < @asOf
              UNION SELECT p.order_no FROM payments p JOIN payment_events e ON e.id = (SELECT max(x.id)
-                 FROM payment_events x WHERE x.order_no = p.order_no AND x.source NOT IN ('checkout', 'abandoned') AND x.at < @start)
+                 FROM payment_events x WHERE x.order_no = p.order_no AND x.source NOT IN ${NOT_ACQUIRER_SOURCES} AND x.at < @start)
                WHERE p.created_at >= @lookback AND p.created_at < @end AND e.status = 'pending'
              ORDER BY 1`,
           )

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { TEST_SINK } from './pipeline.ts';
 import { businessDate, klDayStartUtc, nextDay } from '../time.ts';
+import { NOT_ACQUIRER_SOURCES } from './payments.ts';
 
 /** How a transaction reached the agency: a partner-bank posting, or our checkout by method. */
 export type ReconChannel = 'bank' | 'fpx' | 'card' | 'ewallet';
@@ -91,13 +92,13 @@ const CHECKOUT_ITEM_COLUMNS = `p.order_no AS orderNo, p.payment_method AS channe
   NULL AS postcode, NULL AS city, p.payment_category AS typeRaw, NULL AS state, NULL AS year,
   p.amount_sen AS amountSen, NULL AS zakatAmountSen, p.add_charge_sen AS addChargeSen,
   NULL AS rateSen, NULL AS dependants, e.status, '[]' AS exceptions, (SELECT count(*) FROM payment_events x WHERE x.order_no = p.order_no
-    AND x.source NOT IN ('checkout', 'abandoned') AND x.id <= e.id) AS version`;
+    AND x.source NOT IN ${NOT_ACQUIRER_SOURCES} AND x.id <= e.id) AS version`;
 /** The posting's latest ledger version received before @at. */
 const LATEST_AT = (at: string) => `NOT EXISTS (SELECT 1 FROM ledger_entries l2 WHERE l2.sink = l.sink
   AND l2.posting_id = l.posting_id AND l2.version > l.version AND +l2.received_at < ${at})`;
 /** The payment's latest acquirer event before @at (the order's own 'checkout' event is not one). */
 const LATEST_EVENT_AT = (at: string) => `(SELECT max(x.id) FROM payment_events x WHERE x.order_no = p.order_no
-  AND x.source NOT IN ('checkout', 'abandoned') AND x.at < ${at})`;
+  AND x.source NOT IN ${NOT_ACQUIRER_SOURCES} AND x.at < ${at})`;
 
 /**
  * A consistent read of everything one sink's workbook for one business day shows, as of an instant (the
@@ -259,12 +260,12 @@ export class ReconSnapshot {
       .prepare<Record<string, unknown>, ReconMovement & { createdAt: string }>(
         `SELECT p.order_no AS orderNo, p.payment_method AS channel, p.created_at AS createdAt,
            e.at AS receivedAt, (SELECT count(*) FROM payment_events x WHERE x.order_no = p.order_no
-    AND x.source NOT IN ('checkout', 'abandoned') AND x.id <= e.id) AS version, eb.status AS beforeStatus,
+    AND x.source NOT IN ${NOT_ACQUIRER_SOURCES} AND x.id <= e.id) AS version, eb.status AS beforeStatus,
            CASE WHEN eb.id IS NULL THEN NULL ELSE p.amount_sen END AS beforeAmountSen,
            e.status, p.amount_sen AS amountSen
          FROM payment_events e JOIN payments p ON p.order_no = e.order_no
          LEFT JOIN payment_events eb ON eb.id = ${LATEST_EVENT_AT('@start')}
-         WHERE e.source NOT IN ('checkout', 'abandoned') AND e.at >= @start AND e.at < @asOf AND p.agency_code = @agency
+         WHERE e.source NOT IN ${NOT_ACQUIRER_SOURCES} AND e.at >= @start AND e.at < @asOf AND p.agency_code = @agency
            AND p.created_at < ${options.adjustmentsOnly ? '@start' : '@end'} AND e.id = ${LATEST_EVENT_AT('@asOf')}
          ORDER BY p.created_at, p.order_no`,
       )
@@ -299,13 +300,13 @@ export class ReconSnapshot {
       .prepare<Record<string, unknown>, ReconMovement & { createdAt: string }>(
         `SELECT p.order_no AS orderNo, p.payment_method AS channel, p.created_at AS createdAt,
            e.at AS receivedAt, (SELECT count(*) FROM payment_events x WHERE x.order_no = p.order_no
-             AND x.source NOT IN ('checkout', 'abandoned') AND x.id <= e.id) AS version,
+             AND x.source NOT IN ${NOT_ACQUIRER_SOURCES} AND x.id <= e.id) AS version,
            eb.status AS beforeStatus, CASE WHEN eb.id IS NULL THEN NULL ELSE p.amount_sen END AS beforeAmountSen,
            e.status, p.amount_sen AS amountSen
          FROM payment_events e JOIN payments p ON p.order_no = e.order_no
          LEFT JOIN payment_events eb ON eb.id = (SELECT max(x.id) FROM payment_events x
-           WHERE x.order_no = p.order_no AND x.source NOT IN ('checkout', 'abandoned') AND x.id < e.id)
-         WHERE e.source NOT IN ('checkout', 'abandoned') AND e.at >= @start AND e.at < @asOf
+           WHERE x.order_no = p.order_no AND x.source NOT IN ${NOT_ACQUIRER_SOURCES} AND x.id < e.id)
+         WHERE e.source NOT IN ${NOT_ACQUIRER_SOURCES} AND e.at >= @start AND e.at < @asOf
            AND p.agency_code = @agency AND p.created_at < @end
          ORDER BY p.created_at, p.order_no, e.id`,
       )

@@ -6,7 +6,9 @@ import { fixedClock } from '../../core/clock.ts';
 import { verifyCallback } from '../../core/signatures.ts';
 import { sweepPendingPayments } from '../../pipeline/enquiry.ts';
 import { createInProcessRelay } from '../../pipeline/relay.ts';
-import { orderAt, problemOf, startApp, type TestApp } from '../helpers.ts';
+import { orderAt, problemOf, startApp, tempDir, type TestApp } from '../helpers.ts';
+import { runReconciliation } from '../../pipeline/recon/run-day.ts';
+import { businessDate } from '../../core/time.ts';
 import { LZS_KEY, postOrder, startMerchant } from '../support/merchant.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -217,4 +219,19 @@ test('orders nobody takes to the bank expire: failed with XA, the merchant gets 
   assert.equal(fpx.fpx_debit_auth_code, 'XA');
   assert.equal(await app.deps.store.receipts.of(orderNo), undefined);
   assert.equal(await app.deps.store.receipts.of(visitor?.orderNo ?? ''), undefined);
+
+  // Not money: the day's workbook counts the one paid order, not the two that expired unpaid.
+  const paid = await visit(app, `${app.url}/pay/LZS/zakat-fitrah/WALK-IN-2/7.00`, 'p@example.my');
+  await payAt(app, paid.posted.headers.get('location') ?? '', 'SBX00');
+  await createInProcessRelay(app.deps).drain();
+  const { summary } = await runReconciliation(app.deps, {
+    sink: 'LZS',
+    day: businessDate(new Date()),
+    trigger: 'manual',
+    asOf: new Date(Date.now() + 120_000),
+    dir: tempDir(t),
+    mail: false,
+  });
+  assert.equal(summary.inputs.transactions, 1);
+  assert.deepEqual([summary.byStatus.success.count, summary.byStatus.failed.count], [1, 0]);
 });
