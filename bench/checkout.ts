@@ -368,7 +368,7 @@ async function makePaidOrders(
     for (let i = 0; i < count; i += 1) {
       const now = new Date();
       const at = now.toISOString();
-      const { created, order } = await deps.store.checkout.createOrder({
+      const { created, order } = await deps.store.orders.createOrder({
         orderNo: newOrderNo(now),
         agencyCode: 'LZS',
         refNo: `CB-${i}`,
@@ -381,7 +381,7 @@ async function makePaidOrders(
         at,
       });
       if (!created) throw new Error(`order ${i} was not created (orderNo collision?)`);
-      const refused = await deps.store.checkout.startAttempt(order.orderNo, {
+      const refused = await deps.store.orders.startAttempt(order.orderNo, {
         paymentMethod: 'fpx',
         bankId: bank.id,
         bankName: bank.name,
@@ -622,7 +622,7 @@ async function main(): Promise<boolean> {
     await listening.close(1000);
     listening = undefined;
     const ordersMade = (() => {
-      const db = new Database(web.store.file, { readonly: true });
+      const db = new Database(web.config.databaseFile, { readonly: true });
       try {
         return (
           db
@@ -690,7 +690,7 @@ async function main(): Promise<boolean> {
     process.stdout.write(` ${(made.ms / 1000).toFixed(1)} s (${fmtInt(callbacks / (made.ms / 1000))}/s)\n`);
     const cb = depsIn(cbDir);
     // The baseline body: the first callback's own fields, signed as the callback job signs them.
-    const [sample] = await cb.store.checkout.callbacks({ limit: 1 });
+    const [sample] = await cb.store.callbacks.list({ limit: 1 });
     if (!sample) throw new Error('no callback was queued');
     const sampleFields = JSON.parse(sample.fields) as Record<string, string>;
     const baselineBody = new URLSearchParams({
@@ -714,7 +714,7 @@ async function main(): Promise<boolean> {
     }
     if (delivery.error !== undefined) console.log(`\n  ! the drain failed: ${delivery.error}`);
     const deliveryStats = await ask<ReceiverStats>(receiver, 'take');
-    const check = delivery.timedOut ? undefined : checkCallbacks(cb.store.file);
+    const check = delivery.timedOut ? undefined : checkCallbacks(cb.config.databaseFile);
     process.stdout.write(' done\n\n');
 
     // -- the report -----------------------------------------------------------------------------------

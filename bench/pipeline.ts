@@ -240,7 +240,7 @@ async function pipelineScenario(
 
     const failedJobs = outcome.done ? (await runtime.failed()).length : Number.NaN;
     await runtime.stop();
-    const counts = readCounts(deps.store.file);
+    const counts = readCounts(deps.config.databaseFile);
     return {
       records: total,
       jobs: counts.outbox,

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Deps } from '../core/deps.ts';
-import { RECON_NIGHTLY_QUEUE } from './jobs/recon.ts';
+import { RECON_NIGHTLY_QUEUE } from '../core/queues.ts';
 import { createPoller } from './poller.ts';
 import { upsertNightlyScheduler } from './recon/scheduler.ts';
 import { jobOptionsFor, retryPolicyFor } from './retry.ts';

@@ -318,7 +318,7 @@ test('amil callbacks list --failed also shows a callback still retrying after a 
   // One attempt answered 503; the next is a minute away, so the callback is queued and failing.
   await createInProcessRelay(app.deps).drain();
   assert.equal(merchant.received.length, 1);
-  const [callback] = await app.deps.store.checkout.callbacksOf(orderNo);
+  const [callback] = await app.deps.store.callbacks.ofOrder(orderNo);
   assert.deepEqual([callback?.state, callback?.attempts], ['queued', 1]);
 
   const env = { DATA_DIR: app.dataDir };

@@ -24,12 +24,12 @@ test('postings normalised before migration 013 get data_email back from their st
   await createInProcessRelay(app.deps).drain();
 
   // The installation as it was before 013: no column, the migration not applied.
-  const raw = new Database(app.deps.store.file);
+  const raw = new Database(app.deps.config.databaseFile);
   onCleanup(t, () => raw.close());
   raw.exec('ALTER TABLE normalised_postings DROP COLUMN data_email');
   raw.prepare(`DELETE FROM schema_migrations WHERE name = '013_zakat_fields.sql'`).run();
 
-  const upgraded = openStore(app.deps.store.file);
+  const upgraded = openStore(app.deps.config.databaseFile);
   onCleanup(t, () => upgraded.close());
   assert.deepEqual(
     raw

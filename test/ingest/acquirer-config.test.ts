@@ -44,7 +44,7 @@ test('without an acquirer, checkout, pay pages and pay-link QR codes say payment
   const browser = await postOrder(app, order, { accept: 'text/html' });
   assert.equal(browser.status, 503);
   assert.match(await browser.text(), /Payments are not configured/);
-  assert.equal(await app.deps.store.checkout.orderByRef('LZS', 'INV-1'), undefined, 'nothing stored');
+  assert.equal(await app.deps.store.orders.orderByRef('LZS', 'INV-1'), undefined, 'nothing stored');
 
   const pay = await fetch(`${app.url}/pay/LZS/zakat-fitrah/X-1/10.00`, { headers: { accept: 'text/html' } });
   assert.equal(pay.status, 503);

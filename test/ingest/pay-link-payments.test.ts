@@ -77,7 +77,7 @@ test('a pay-link visitor can neither block nor take over the merchant order of t
   assert.equal(res.status, 201, 'the merchant order is created, not a 409 or a resumed squat');
   const created = (await res.json()) as { orderNo: string; resumed: boolean };
   assert.equal(created.resumed, false);
-  const order = await app.deps.store.checkout.order(created.orderNo);
+  const order = await app.deps.store.orders.order(created.orderNo);
   assert.equal(order?.email, 'payer@example.my');
   assert.equal(order?.returnUrl, `${merchant.url}/return`);
   assert.equal(order?.source, 'checkout');
@@ -166,7 +166,7 @@ test('a link signed for many payers takes every payment, and the report names th
     await payAt(app, posted.headers.get('location') ?? '', 'SBX00');
     assert.equal((await orderAt(app, posted))?.status, 'success');
   }
-  const rows = await app.deps.store.payments.find(['LZS'], { refNo: 'MASJID-POSTER' });
+  const rows = await app.deps.store.paymentReport.find(['LZS'], { refNo: 'MASJID-POSTER' });
   assert.equal(rows.length, 2);
   const expected = link.slice(app.url.length);
   for (const row of rows) {
@@ -195,16 +195,16 @@ test('orders nobody takes to the bank expire: failed with XA, the merchant gets 
   assert.equal(await sweepPendingPayments(app.deps), 0);
   const later = { ...app.deps, clock: fixedClock(new Date(Date.now() + 61_000)) };
   assert.equal(await sweepPendingPayments(later), 2);
-  const merchantOrder = await app.deps.store.checkout.order(orderNo);
+  const merchantOrder = await app.deps.store.orders.order(orderNo);
   assert.deepEqual([merchantOrder?.status, merchantOrder?.debitAuthCode], ['failed', 'XA']);
-  const callbacks = await app.deps.store.checkout.callbacksOf(orderNo);
+  const callbacks = await app.deps.store.callbacks.ofOrder(orderNo);
   assert.deepEqual(
     callbacks.map((c) => c.status),
     ['failed'],
   );
   const visitor = await orderAt(app, posted);
   assert.deepEqual([visitor?.status, visitor?.debitAuthCode], ['failed', 'XA']);
-  assert.equal((await app.deps.store.checkout.callbacksOf(visitor?.orderNo ?? '')).length, 0);
+  assert.equal((await app.deps.store.callbacks.ofOrder(visitor?.orderNo ?? '')).length, 0);
 
   // The merchant waiting for news gets it: the signed direct callback, failed with XA, for the order's
   // amount. Nothing was paid, so nobody gets a receipt.

@@ -42,7 +42,7 @@ async function payAt(
     headers: { accept: 'text/html' },
   });
   await back.text();
-  const order = await app.deps.store.checkout.order(created.orderNo);
+  const order = await app.deps.store.orders.order(created.orderNo);
   assert.ok(order);
   return order;
 }

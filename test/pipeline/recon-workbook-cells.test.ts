@@ -131,7 +131,7 @@ test('a Transactions sheet past the row limit continues on Transactions (2), (3)
   const names = ['A one', 'B two', 'C three', 'D four', 'E five'];
   const app = await dayWith(t, names);
   const write = async (file: string, maxSheetRows: number) => {
-    const snapshot = app.deps.store.reconRuns.snapshot('LZS', DAY, AS_OF);
+    const snapshot = await app.deps.store.reconSnapshot.open('LZS', DAY, AS_OF);
     try {
       await writeReconWorkbook({ snapshot, title: 'LZS', explanations: EXCEPTION_CODES, file, maxSheetRows });
     } finally {
@@ -171,7 +171,7 @@ test('comparing workbooks names a continuation sheet by its own name', async (t)
     ['three.xlsx', 3],
     ['four.xlsx', 4],
   ] as const) {
-    const snapshot = app.deps.store.reconRuns.snapshot('LZS', DAY, AS_OF);
+    const snapshot = await app.deps.store.reconSnapshot.open('LZS', DAY, AS_OF);
     try {
       await writeReconWorkbook({
         snapshot,

@@ -20,10 +20,10 @@ export async function loadDay(
     const response = await app.postBatch({ transactions: batch.records });
     assert.equal(response.status, 200, await response.clone().text());
   }
-  const { checkout } = app.deps.store;
+  const { orders } = app.deps.store;
   for (const plan of generated.checkout) {
     const at = plan.createdAt.toISOString();
-    await checkout.createOrder({
+    await orders.createOrder({
       orderNo: plan.orderNo,
       agencyCode: 'LZS',
       refNo: `REF-${plan.orderNo}`,
@@ -36,7 +36,7 @@ export async function loadDay(
       at,
     });
     if (!plan.method) continue;
-    await checkout.startAttempt(plan.orderNo, {
+    await orders.startAttempt(plan.orderNo, {
       paymentMethod: plan.method,
       bankId: null,
       bankName: null,
@@ -45,7 +45,7 @@ export async function loadDay(
       at,
     });
     for (const result of plan.results) {
-      await checkout.settle(
+      await orders.settle(
         plan.orderNo,
         { status: statusOfCode(result.code), code: result.code, txnId: 'T', txnTime: at, source: 'test' },
         result.at.toISOString(),
