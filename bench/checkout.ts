@@ -11,7 +11,7 @@
  *    client. The client is a child process (this file, forked with --load-client): it signs each order with
  *    signPost just before sending it (the merchant's cost, and a fresh exp). Aim: >= 1,500 checkouts/s.
  * 2. Direct callbacks/s: N paid orders are made through the store (createOrder, startAttempt, settleOrder:
- *    each queues its callback to a local receiver), then createInProcessRelay(deps).drain() is timed until
+ *    each queues its callback to a local receiver), then createInProcessRuntime(deps).drain() is timed until
  *    all N are delivered. The receiver is a node:http server in a child process (this file, forked with
  *    --receiver) that verifies each signature and answers 200. Baseline: N plain undici POSTs of the same
  *    signed form body to the same receiver, 32 at a time (the callback job's concurrency), from this
@@ -43,7 +43,7 @@ import { signCallback, signPost, verifyCallback } from '../core/signatures.ts';
 import { formatKl } from '../core/time.ts';
 import { newOrderNo } from '../ingest/checkout/service.ts';
 import { createWebApp } from '../bin/create-app.ts';
-import { createInProcessRelay } from '../pipeline/relay.ts';
+import { createInProcessRuntime } from '../pipeline/in-process-runtime.ts';
 import { fmtInt, fmtMs, fmtPct, fmtRatio, percentile, table } from './format.ts';
 
 const HOST = '127.0.0.1';
@@ -429,9 +429,9 @@ interface Delivery {
   error?: string;
 }
 
-/** Times createInProcessRelay(deps).drain() until the outbox has nothing ready (or the limit passes). */
+/** Times createInProcessRuntime(deps).drain() until the outbox has nothing ready (or the limit passes). */
 async function timeDrain(deps: Deps, limitSeconds: number): Promise<Delivery> {
-  const relay = createInProcessRelay(deps);
+  const relay = createInProcessRuntime(deps);
   const elu = performance.eventLoopUtilization();
   const cpu = process.cpuUsage();
   const t0 = performance.now();

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../core/config.ts';
 import { signPost } from '../../core/signatures.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { bankRecord, problemOf, startApp } from '../helpers.ts';
 import { LZS_KEY, postOrder, startMerchant } from '../support/merchant.ts';
 
@@ -94,7 +94,7 @@ test('a sandbox deployment says so: a banner on every payer page and fpx.sandbox
   assert.match(result, /class="sandbox-banner"/);
   assert.match(result, /&quot;sandbox&quot;:true/, 'the indirect callback form carries fpx.sandbox');
 
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   const direct = await merchant.find((r) => r.form.has('signature'), 'the direct callback');
   const fpx = JSON.parse(direct.form.get('fpx') ?? '{}') as { sandbox?: boolean };
   assert.equal(fpx.sandbox, true);

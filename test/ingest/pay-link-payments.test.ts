@@ -5,7 +5,7 @@ import { signedPayLinkUrl, type PayLink } from '../../core/payments/pay-link.ts'
 import { fixedClock } from '../../core/clock.ts';
 import { verifyCallback } from '../../core/signatures.ts';
 import { sweepPendingPayments } from '../../pipeline/enquiry.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { orderAt, problemOf, startApp, tempDir, type TestApp } from '../helpers.ts';
 import { runReconciliation } from '../../pipeline/recon/run-day.ts';
 import { businessDate } from '../../core/time.ts';
@@ -208,7 +208,7 @@ test('orders nobody takes to the bank expire: failed with XA, the merchant gets 
 
   // The merchant waiting for news gets it: the signed direct callback, failed with XA, for the order's
   // amount. Nothing was paid, so nobody gets a receipt.
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   const direct = await merchant.find((r) => r.form.has('signature'), 'direct callback');
   assert.ok(verifyCallback(direct.form, LZS_KEY));
   assert.deepEqual(
@@ -223,7 +223,7 @@ test('orders nobody takes to the bank expire: failed with XA, the merchant gets 
   // Not money: the day's workbook counts the one paid order, not the two that expired unpaid.
   const paid = await visit(app, `${app.url}/pay/LZS/zakat-fitrah/WALK-IN-2/7.00`, 'p@example.my');
   await payAt(app, paid.posted.headers.get('location') ?? '', 'SBX00');
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   const { summary } = await runReconciliation(app.deps, {
     sink: 'LZS',
     day: businessDate(new Date()),

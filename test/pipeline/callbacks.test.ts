@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
 import { createCallbackClient } from '../../core/outbound/callback-client.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { sweepPendingPayments } from '../../pipeline/enquiry.ts';
 import { onCleanup, problemOf, reportToken, startApp, type TestApp } from '../helpers.ts';
 import {
@@ -71,7 +71,7 @@ async function decide(app: TestApp, ref: string, outcome: string): Promise<void>
 }
 
 function runRelay(t: Parameters<typeof startApp>[0], app: TestApp): void {
-  const relay = createInProcessRelay(app.deps, { pollMs: 10, maxAttempts: 8, backoffMs: 10 });
+  const relay = createInProcessRuntime(app.deps, { pollMs: 10, maxAttempts: 8, backoffMs: 10 });
   relay.start();
   onCleanup(t, () => relay.stop());
 }
@@ -151,7 +151,7 @@ test('pending, then success: the merchant hears pending, then success, never a s
 test('a pending payment the payer never returns from is resolved by the status enquiry, or expires', async (t) => {
   const app = await startApp(t, { ...FAST, PENDING_EXPIRY_MS: '60000' });
   const merchant = await startMerchant(t);
-  const relay = createInProcessRelay(app.deps);
+  const relay = createInProcessRuntime(app.deps);
   const created = await order(app, merchant);
   const ref = await pay(app, created, 'SBX09', false);
   assert.equal(await sweepPendingPayments(app.deps), 1, 'the first pending answer is news');

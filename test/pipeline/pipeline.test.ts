@@ -5,8 +5,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { REPO_ROOT, bankRecord, fitrahRecord, onCleanup, startApp, type TestApp } from '../helpers.ts';
 import { startRedis, type TestRedis } from '../support/redis.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
-import { createBullRuntime } from '../../pipeline/bullmq.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
+import { createBullRuntime } from '../../pipeline/bullmq/runtime.ts';
 import { normaliseJob } from '../../pipeline/jobs/normalise.ts';
 import { ledgerJob } from '../../pipeline/jobs/ledger.ts';
 import { PermanentJobError } from '../../pipeline/jobs/types.ts';
@@ -29,7 +29,7 @@ const BACKENDS: Record<string, Backend> = {
   'in-process': async (t, clock) => {
     const app = await startApp(t, {}, clock ? { clock } : {});
     // No backoff, so drain() sees every retry at once.
-    return { app, runtime: createInProcessRelay(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 0 }) };
+    return { app, runtime: createInProcessRuntime(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 0 }) };
   },
   bullmq: async (t, clock) => {
     const redis = await startRedis(t);
@@ -114,7 +114,7 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
     assert.equal(row?.queue, 'normalise');
     // The job had run but its "sent" mark was lost in the crash: it runs again on restart and converges.
     await normaliseJob.process(JSON.parse(row.payload) as { batchId: string }, app.deps);
-    const restarted = kind === 'bullmq' ? createBullRuntime(app.deps) : createInProcessRelay(app.deps);
+    const restarted = kind === 'bullmq' ? createBullRuntime(app.deps) : createInProcessRuntime(app.deps);
     restarted.start();
     onCleanup(t, () => restarted.stop());
     await restarted.drain();

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import unzipper from 'unzipper';
 import { fixedClock } from '../../core/clock.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { runReconciliation } from '../../pipeline/recon/run-day.ts';
 import { EXCEPTION_CODES } from '../../pipeline/normalise/rules.ts';
 import { addTextRow } from '../../reports/reconciliation/cells.ts';
@@ -28,7 +28,7 @@ async function dayWith(t: Parameters<typeof startApp>[0], names: string[]): Prom
     }),
   );
   assert.equal((await app.postBatch({ transactions: records })).status, 200);
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   clock.set(AS_OF);
   return app;
 }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../core/config.ts';
 import Database from 'better-sqlite3';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { delayBefore, jobOptionsFor, retryPolicyFor } from '../../pipeline/retry.ts';
 import { bankRecord, onCleanup, startApp } from '../helpers.ts';
 
@@ -55,7 +55,7 @@ test('embedded mode: a job past its retry horizon shows as failed, then finishes
   onCleanup(t, () => db.close());
   db.exec(`CREATE TRIGGER lzs_down BEFORE INSERT ON ledger_entries WHEN NEW.sink = 'LZS'
            BEGIN SELECT RAISE(ABORT, 'LZS ledger down'); END`);
-  const relay = createInProcessRelay(app.deps, { pollMs: 20, maxAttempts: 2, backoffMs: 10 });
+  const relay = createInProcessRuntime(app.deps, { pollMs: 20, maxAttempts: 2, backoffMs: 10 });
   relay.start();
   onCleanup(t, () => relay.stop());
   assert.equal((await app.postBatch({ transactions: [bankRecord()] })).status, 200);

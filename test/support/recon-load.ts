@@ -2,7 +2,7 @@ import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { fixedClock } from '../../core/clock.ts';
 import { statusOfCode } from '../../core/payments/status.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { startApp, type TestApp } from '../helpers.ts';
 import { AS_OF, type GeneratedDay } from './recon-day.ts';
 
@@ -14,7 +14,7 @@ export async function loadDay(
 ): Promise<TestApp> {
   const clock = fixedClock('2026-11-18T00:00:00Z');
   const app = await startApp(t, { LOG_LEVEL: 'warn', ...env }, { clock });
-  const relay = createInProcessRelay(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 10 });
+  const relay = createInProcessRuntime(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 10 });
   for (const batch of generated.batches) {
     clock.set(batch.at);
     const response = await app.postBatch({ transactions: batch.records });
@@ -61,7 +61,7 @@ export async function loadDay(
 
 /** Runs the pipeline until nothing is ready (at the app's current clock). */
 export async function drainPipeline(app: TestApp, options: { backoffMs?: number } = {}): Promise<void> {
-  const relay = createInProcessRelay(app.deps, {
+  const relay = createInProcessRuntime(app.deps, {
     pollMs: 10,
     maxAttempts: 5,
     backoffMs: options.backoffMs ?? 10,
