@@ -88,11 +88,6 @@ export interface ReconSnapshot {
   readonly sink: string;
   readonly day: string;
   readonly asOf: string;
-  /** The agency of the sink; null for the live-test sink (which has no checkout payments). */
-  readonly agency: string | null;
-  /** Start of the business day, and of the day after (UTC instants). */
-  readonly start: string;
-  readonly end: string;
 
   /** Whether the pipeline has ledgered every version received from the start of the day until as-of. */
   readiness(): Promise<ReconReadiness>;
