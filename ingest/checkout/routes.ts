@@ -12,7 +12,7 @@ import { indirectCallbackFields } from '../../core/payments/callback-fields.ts';
 import { settleOrder } from '../../core/payments/settle.ts';
 import type { AgencyRow, OrderRow, PaymentMethod } from '../../core/store/index.ts';
 import { sendPage, wantsHtml } from './html.ts';
-import { constantTimeEqual } from '../../core/passwords.ts';
+import { constantTimeEqual } from '../../core/constant-time.ts';
 import { checkoutPage, payLinkPage, pendingPage, resultPage, type Page } from './pages.ts';
 import { payerLang } from './lang.ts';
 import { checkPayLink } from './pay-links.ts';
