@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type Router from '@koa/router';
+import type { AppRouter } from '../../core/http/state.ts';
 import type { Context } from 'koa';
 import { requireAcquirer } from '../../core/acquirer/index.ts';
 import type { Acquirer } from '../../core/acquirer/types.ts';
@@ -34,7 +34,7 @@ function readAsset(name: string): string {
  * links and QR codes, and the static assets of those pages. A browser gets HTML pages, errors included;
  * an API client (Accept: application/json, or curl's default Accept) gets JSON and application/problem+json.
  */
-export function mountCheckout(router: Router, deps: Deps): void {
+export function mountCheckout(router: AppRouter, deps: Deps): void {
   const send = (ctx: Context, status: number, page: Page) =>
     sendPage(ctx, status, { ...page, sandbox: deps.acquirer?.sandbox === true });
 

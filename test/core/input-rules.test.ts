@@ -82,3 +82,7 @@ test('the configuration, the payload schemas and the rule itself accept and refu
 test('one calendar-day rule: the YYYY-MM-DD check is written in core/time.ts only', () => {
   assert.deepEqual(where(/\\d\{4\}-\\d\{2\}-\\d\{2\}\$/), ['core/time.ts']);
 });
+
+test('no code casts the request state: each route states what its middlewares set (core/http/state.ts)', () => {
+  assert.deepEqual(where(/ctx\.state(?:\.\w+)?\s+as\s/), []);
+});
