@@ -5,7 +5,7 @@ import { DomainError } from '../../core/errors.ts';
 import { readRawBody } from '../../core/http/raw-body.ts';
 import { PENDING_CODES } from '../../core/payments/status.ts';
 import { sendPage } from './html.ts';
-import { sandboxBankPage } from './pages.ts';
+import { sandboxBankPage } from './sandbox-page.ts';
 import { payerLang } from './lang.ts';
 
 /**
