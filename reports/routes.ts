@@ -151,12 +151,13 @@ export function mountReports(router: AppRouter, deps: Deps): void {
     },
   );
 
-  // The default day is today's, in Kuala Lumpur; the default end is the start asked for.
+  // The default day is today's, in Kuala Lumpur; the default end is the start asked for. So the input
+  // always has both, checked as if sent.
   const zakatDefaults = (query: Readonly<Record<string, string>>) => {
     const start = query.start ?? businessDate(deps.clock.now());
     return { start, end: query.end ?? start };
   };
-  router.get<InputState<ZakatReportQuery, 'agencies'>>(
+  router.get<InputState<ZakatReportQuery & { start: string; end: string }, 'agencies'>>(
     '/api/report/v1/zakat',
     privateResponse,
     requireReportAuth(deps),

@@ -392,11 +392,11 @@ export interface ZakatReportQuery {
   /**
    * First business day (UTC+8); default today.
    */
-  start: string;
+  start?: string;
   /**
    * Last business day; default start.
    */
-  end: string;
+  end?: string;
   /**
    * Page size; -1 = every row (streamed).
    */

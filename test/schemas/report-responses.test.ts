@@ -75,6 +75,12 @@ test('the OpenAPI query parameters of the report routes are the properties of th
       assert.equal(parameter.description, description, `${route} ${parameter.name}: the file's words`);
     }
   }
+  // Required of the client: only what has no default (the zakat report's days default to today).
+  const requiredOf = (route: string) =>
+    (doc.paths[route]?.get?.parameters ?? []).filter((p) => p.required === true).map((p) => p.name);
+  assert.deepEqual(requiredOf('/api/report/v1/zakat'), []);
+  assert.deepEqual(requiredOf('/api/report/v1/payment'), []);
+  assert.deepEqual(requiredOf('/api/user/v1/transactions'), ['email']);
 });
 
 test('the report responses validate against their schema files, paged and streamed', async (t) => {
