@@ -13,6 +13,8 @@ import type { Deps } from './deps.ts';
 import { createReadiness } from './readiness.ts';
 import { createMetrics } from './metrics.ts';
 import { compileValidators } from '../schemas/index.ts';
+import { isEmailAddress } from './email.ts';
+import { isCalendarDay } from './time.ts';
 
 /**
  * Builds the Deps of a process from the environment. Tests pass overrides (a temp DATA_DIR, a fixed
@@ -33,7 +35,11 @@ export function createDeps(
     store,
     clock,
     validators:
-      overrides.validators ?? compileValidators({ bankAgencyCodes: Object.keys(config.webhook.routes) }),
+      overrides.validators ??
+      compileValidators({
+        bankAgencyCodes: Object.keys(config.webhook.routes),
+        formats: { email: isEmailAddress, date: isCalendarDay },
+      }),
     acquirer:
       overrides.acquirer !== undefined
         ? overrides.acquirer

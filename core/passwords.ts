@@ -1,4 +1,5 @@
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { randomBytes, scrypt, type ScryptOptions } from 'node:crypto';
+import { constantTimeEqual } from './constant-time.ts';
 
 // Partner passwords are long random secrets, not human-chosen words: N = 2^14 (16 MiB, ~40 ms) is ample,
 // and the web tier caches verified passwords (see ingest/partner-auth.ts) so it is paid once per password.
@@ -72,17 +73,10 @@ async function verifyNow(password: string, stored: string): Promise<boolean> {
     r: Number(r),
     p: Number(p),
   });
-  return key.length === expected.length && timingSafeEqual(key, expected);
+  return constantTimeEqual(key, expected);
 }
 
 /** A new random partner password: 32 bytes, base64url (43 characters). */
 export function generatePassword(): string {
   return randomBytes(32).toString('base64url');
-}
-
-/** Constant-time equality of two secrets given as text (a different length is simply unequal). */
-export function constantTimeEqual(received: string, expected: string): boolean {
-  const a = Buffer.from(received);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { constantTimeEqual } from './constant-time.ts';
 
 /**
  * The signature of spec section 5.3, for signed GET URLs, signed POST bodies and direct callbacks.
@@ -54,7 +55,7 @@ export function signMessage(message: string, apiKey: string): string {
  */
 export function signaturesEqual(expected: string, received: string): boolean {
   if (!/^[0-9a-f]{16}$/i.test(received)) return false;
-  return timingSafeEqual(Buffer.from(expected), Buffer.from(received.toLowerCase()));
+  return constantTimeEqual(received.toLowerCase(), expected);
 }
 
 const nowSeconds = (now: Date) => Math.floor(now.getTime() / 1000);

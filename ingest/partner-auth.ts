@@ -1,7 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { Context, Next } from 'koa';
+import type { Next } from 'koa';
 import { DomainError } from '../core/errors.ts';
 import type { ClientLimit } from '../core/http/rate-limit.ts';
+import type { AppContext } from '../core/http/state.ts';
 import { PasswordChecksBusyError, verifyPassword } from '../core/passwords.ts';
 import type { Store } from '../core/store/index.ts';
 
@@ -123,7 +124,7 @@ export type PartnerAuthenticator = ReturnType<typeof createPartnerAuthenticator>
 
 /** Route guard: 401 with no detail unless X-API-Password is a valid partner password; 429 past the limit. */
 export function requirePartner(authenticate: PartnerAuthenticator) {
-  return async (ctx: Context, next: Next): Promise<void> => {
+  return async (ctx: AppContext, next: Next): Promise<void> => {
     const partnerId = await authenticate(ctx.get('x-api-password'), ctx.ip);
     if (!partnerId) throw new DomainError('unauthorized');
     ctx.state.partnerId = partnerId;

@@ -1,7 +1,8 @@
-import type { Context, Next } from 'koa';
+import type { Next } from 'koa';
 import type { Deps } from '../core/deps.ts';
 import { DomainError } from '../core/errors.ts';
 import { readForm } from '../core/http/form.ts';
+import type { AppContext } from '../core/http/state.ts';
 import { verifyReportToken } from '../core/report-tokens.ts';
 import { verifySignedRequest } from '../core/signatures.ts';
 
@@ -11,7 +12,7 @@ import { verifySignedRequest } from '../core/signatures.ts';
  * that agency. Sets ctx.state.agencies. Each refusal names its reason, never the expected value.
  */
 export function requireReportAuth(deps: Deps) {
-  return async (ctx: Context, next: Next): Promise<void> => {
+  return async (ctx: AppContext, next: Next): Promise<void> => {
     // The scheme name is case-insensitive (RFC 9110, 11.1): `bearer` and `BEARER` are Bearer too.
     const bearer = /^Bearer +(\S+)$/i.exec(ctx.get('authorization'))?.[1];
     if (bearer) {
@@ -46,10 +47,7 @@ export function requireReportAuth(deps: Deps) {
 }
 
 /** The one agency a report is for: `agency` from the query, which the credentials must cover. */
-export function reportAgency(ctx: Context): string {
-  const granted = ctx.state.agencies as string[];
-  const asked = ctx.query.agency;
-  if (Array.isArray(asked)) throw new DomainError('repeated-parameter');
+export function reportAgency(granted: readonly string[], asked: string | undefined): string {
   const agency = asked ?? (granted.length === 1 ? granted[0] : undefined);
   if (!agency)
     throw new DomainError('bad-request', 'Name the agency: this token covers several.', [
@@ -65,10 +63,7 @@ export function reportAgency(ctx: Context): string {
  * or else every agency of the credentials (a token's combined report, spec 5.1). A signed GET always names
  * its one agency (spec 4.2): requireReportAuth refuses it without one.
  */
-export function reportAgencies(ctx: Context): readonly string[] {
-  const granted = ctx.state.agencies as string[];
-  const asked = ctx.query.agency;
-  if (Array.isArray(asked)) throw new DomainError('repeated-parameter');
+export function reportAgencies(granted: readonly string[], asked: string | undefined): readonly string[] {
   if (asked === undefined) return granted;
   if (asked === '')
     throw new DomainError('bad-request', 'Name an agency, or leave agency out for all of them.', [
@@ -89,7 +84,7 @@ const NO_SUCH_AGENCY_KEY = '00000000-0000-4000-8000-000000000000';
  * ctx.state.agencies to that one agency and ctx.state.form to the fields in received order.
  */
 export function requireSignedForm(deps: Deps) {
-  return async (ctx: Context, next: Next): Promise<void> => {
+  return async (ctx: AppContext, next: Next): Promise<void> => {
     const entries = await readForm(ctx);
     const agencies = entries.filter(([key]) => key === 'agency').map(([, value]) => value);
     if (agencies.length > 1) throw new DomainError('repeated-parameter', 'agency appears more than once.');

@@ -1,19 +1,16 @@
 import type { Context, Next } from 'koa';
 import { DomainError } from '../core/errors.ts';
-import { isCalendarDay } from '../core/time.ts';
-import type { FieldError } from '../schemas/index.ts';
 
-/** One query value; a repeated key is refused. */
-export function one(ctx: Context, key: string): string | undefined {
-  const value = ctx.query[key];
-  if (Array.isArray(value)) throw new DomainError('repeated-parameter');
-  return value;
-}
-
-/** Adds a field error when `value` (if given) is not a calendar date, YYYY-MM-DD, that exists. */
-export function checkDate(key: string, value: string | undefined, errors: FieldError[]): void {
-  if (value !== undefined && !isCalendarDay(value))
-    errors.push({ pointer: `/${key}`, message: 'must be a date that exists, YYYY-MM-DD' });
+/**
+ * A day range's one rule a schema cannot say: `end` not before `start`. The days themselves are checked by
+ * the query's schema file (schemas/queries/) before this.
+ */
+export function checkDayRange(start: string, end: string): void {
+  if (end < start) {
+    throw new DomainError('bad-request', 'The query is not valid.', [
+      { pointer: '/end', message: 'must not be before start' },
+    ]);
+  }
 }
 
 /**

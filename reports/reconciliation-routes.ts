@@ -1,44 +1,49 @@
 import { createReadStream, existsSync } from 'node:fs';
 import path from 'node:path';
-import type Router from '@koa/router';
-import type { Context } from 'koa';
 import type { Deps } from '../core/deps.ts';
 import { DomainError } from '../core/errors.ts';
 import { formatSen } from '../core/money.ts';
+import type { AppRouter, InputState, StateWith } from '../core/http/state.ts';
+import { validate } from '../core/http/validate.ts';
 import type { ReconRunRow } from '../core/store/index.ts';
 import { reportAgency, requireReportAuth } from './auth.ts';
-import { checkDate, one, privateResponse } from './query.ts';
-import type { FieldError, ReconciliationRuns } from '../schemas/index.ts';
+import { privateResponse } from './query.ts';
+import type { ReconciliationRuns, ReconciliationRunsQuery } from '../schemas/index.ts';
 import type { Headline } from './reconciliation/summary.ts';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
-const MAX_RUNS = 500;
 
 /**
  * The reconciliation runs of the {reports_url} host: an agency lists its runs and downloads their
  * workbooks, with the report API's credentials. Another agency's run answers 404, like a missing one.
  */
-export function mountReconciliationReports(router: Router, deps: Deps): void {
-  router.get('/api/report/v1/reconciliation', privateResponse, requireReportAuth(deps), async (ctx) => {
-    const agency = reportAgency(ctx);
-    const { start, end, items } = listQuery(ctx);
-    const runs = await deps.store.reconRuns.list({
-      sink: agency,
-      firstDay: start,
-      lastDay: end,
-      limit: items,
-    });
-    const data = await Promise.all(runs.map(async (run) => runJson(run, await deliveriesOf(deps, run))));
-    const body: ReconciliationRuns = { status: 'OK', data };
-    ctx.body = body;
-  });
+export function mountReconciliationReports(router: AppRouter, deps: Deps): void {
+  router.get<InputState<ReconciliationRunsQuery, 'agencies'>>(
+    '/api/report/v1/reconciliation',
+    privateResponse,
+    requireReportAuth(deps),
+    validate(deps.validators, 'reconciliationRuns'),
+    async (ctx) => {
+      const { start, end, items } = ctx.state.input;
+      const agency = reportAgency(ctx.state.agencies, ctx.state.input.agency);
+      const runs = await deps.store.reconRuns.list({
+        sink: agency,
+        firstDay: start,
+        lastDay: end,
+        limit: items,
+      });
+      const data = await Promise.all(runs.map(async (run) => runJson(run, await deliveriesOf(deps, run))));
+      const body: ReconciliationRuns = { status: 'OK', data };
+      ctx.body = body;
+    },
+  );
 
-  router.get(
+  router.get<StateWith<'agencies'>>(
     '/api/report/v1/reconciliation/:runId/workbook',
     privateResponse,
     requireReportAuth(deps),
     async (ctx) => {
-      const granted = ctx.state.agencies as string[];
+      const granted = ctx.state.agencies;
       const id = /^\d{1,12}$/.test(ctx.params.runId ?? '') ? Number(ctx.params.runId) : undefined;
       const run = id === undefined ? undefined : await deps.store.reconRuns.get(id);
       if (!run || !granted.includes(run.sink))
@@ -98,17 +103,4 @@ function runJson(run: ReconRunRow, deliveries: RunJson['deliveries']): RunJson {
     changes: run.changes,
     deliveries,
   };
-}
-
-function listQuery(ctx: Context): { start?: string; end?: string; items: number } {
-  const errors: FieldError[] = [];
-  const start = one(ctx, 'start');
-  const end = one(ctx, 'end');
-  checkDate('start', start, errors);
-  checkDate('end', end, errors);
-  const itemsText = one(ctx, 'items') ?? '100';
-  if (!/^\d{1,3}$/.test(itemsText) || Number(itemsText) < 1 || Number(itemsText) > MAX_RUNS)
-    errors.push({ pointer: '/items', message: `must be 1 to ${MAX_RUNS}` });
-  if (errors.length > 0) throw new DomainError('bad-request', 'The query is not valid.', errors);
-  return { start, end, items: Number(itemsText) };
 }

@@ -1,20 +1,29 @@
 import { Readable } from 'node:stream';
 import { setImmediate as turn } from 'node:timers/promises';
-import type Router from '@koa/router';
-import type { Context } from 'koa';
 import type { Deps } from '../core/deps.ts';
 import { DomainError } from '../core/errors.ts';
 import { formatSen } from '../core/money.ts';
 import { businessDate, formatKl } from '../core/time.ts';
 import { commit, startedAt, version } from '../core/version.ts';
 import { reportAgencies, reportAgency, requireReportAuth } from './auth.ts';
-import { checkDate, one, privateResponse } from './query.ts';
+import { checkDayRange, privateResponse } from './query.ts';
+import type { AppRouter, InputState } from '../core/http/state.ts';
+import { validate } from '../core/http/validate.ts';
 import type { PaymentRow, ZakatReportRow } from '../core/store/index.ts';
-
-const MAX_ITEMS = 10_000;
+import type {
+  OrderQuery,
+  OrderReport,
+  PayerTransactions,
+  PayerTransactionsQuery,
+  PaymentReport,
+  PaymentReportRow,
+  PaymentReportQuery,
+  ZakatReport,
+  ZakatReportQuery,
+} from '../schemas/index.ts';
 
 /** The routes of the {reports_url} host. */
-export function mountReports(router: Router, deps: Deps): void {
+export function mountReports(router: AppRouter, deps: Deps): void {
   router.get('/api/version', (ctx) => {
     ctx.body = {
       name: 'amil',
@@ -32,142 +41,160 @@ export function mountReports(router: Router, deps: Deps): void {
       query: Object.fromEntries(new URLSearchParams(ctx.querystring)),
     };
   });
-  router.get('/api/report/v1/payment', privateResponse, requireReportAuth(deps), async (ctx) => {
-    // Without agency, a token's report covers all its agencies, each row naming its own.
-    const agencies = reportAgencies(ctx);
-    const output = one(ctx, 'output') ?? 'json';
-    if (output !== 'json')
-      throw new DomainError('bad-request', 'Only output=json is served.', [
-        { pointer: '/output', message: 'must be json' },
-      ]);
-    const approved = one(ctx, 'is_approved');
-    if (approved !== undefined && approved !== '0' && approved !== '1') {
-      throw new DomainError('bad-request', 'is_approved is 0 or 1.', [
-        { pointer: '/is_approved', message: 'must be 0 or 1' },
-      ]);
-    }
-    const sellerOrderNo = one(ctx, 'seller_order_no');
-    // Without start/end, every payment; the dates are UTC+8 calendar days on created_date.
-    const { start, end, items, page } = pageQuery(ctx, { start: '0001-01-01', end: '9999-12-31' });
-    const filter = {
-      agency: agencies,
-      firstDay: start,
-      lastDay: end,
-      ...(approved !== undefined && { isApproved: approved === '1' }),
-      ...(sellerOrderNo !== undefined && { sellerOrderNo }),
-    };
-    if (items === -1) {
-      // Every row: streamed in chunks, so a million rows never sit in memory at once.
-      const total = await deps.store.paymentReport.count(filter);
-      ctx.type = 'application/json';
-      ctx.body = Readable.from(streamEnvelope(deps.store.paymentReport.all(filter), paymentRow, total));
-      return;
-    }
-    const { rows, total } = await deps.store.paymentReport.page(filter, items, page * items);
-    ctx.body = {
-      status: 'OK',
-      data: rows.map(paymentRow),
-      stats: { total_pages: Math.ceil(total / items), total_rows: total, page, items },
-    };
-  });
+  router.get<InputState<PaymentReportQuery, 'agencies'>>(
+    '/api/report/v1/payment',
+    privateResponse,
+    requireReportAuth(deps),
+    validate(deps.validators, 'paymentReport'),
+    async (ctx) => {
+      const query = ctx.state.input;
+      // Without agency, a token's report covers all its agencies, each row naming its own.
+      const agencies = reportAgencies(ctx.state.agencies, query.agency);
+      // Without start/end, every payment; the dates are UTC+8 calendar days on created_date.
+      const { start = '0001-01-01', end = '9999-12-31', items, page } = query;
+      checkDayRange(start, end);
+      const filter = {
+        agency: agencies,
+        firstDay: start,
+        lastDay: end,
+        ...(query.is_approved !== undefined && { isApproved: query.is_approved === '1' }),
+        ...(query.seller_order_no !== undefined && { sellerOrderNo: query.seller_order_no }),
+      };
+      if (items === -1) {
+        // Every row: streamed in chunks, so a million rows never sit in memory at once.
+        const total = await deps.store.paymentReport.count(filter);
+        ctx.type = 'application/json';
+        ctx.body = Readable.from(streamEnvelope(deps.store.paymentReport.all(filter), paymentRow, total));
+        return;
+      }
+      const { rows, total } = await deps.store.paymentReport.page(filter, items, page * items);
+      const body: PaymentReport = {
+        status: 'OK',
+        data: rows.map(paymentRow),
+        stats: { total_pages: Math.ceil(total / items), total_rows: total, page, items },
+      };
+      ctx.body = body;
+    },
+  );
 
-  router.get('/api/report/v1/fpxrequest', privateResponse, requireReportAuth(deps), async (ctx) => {
-    const orderNo = one(ctx, 'fpx_seller_order_no');
-    const refNo = one(ctx, 'refno');
-    if ((orderNo === undefined) === (refNo === undefined)) {
-      throw new DomainError('bad-request', 'Give fpx_seller_order_no or refno, one of them.', [
-        { pointer: '/fpx_seller_order_no', message: 'give this or refno' },
-      ]);
-    }
-    // With refno, the order is looked up in the one agency asked for (refNo is unique per agency).
-    const agencies = refNo !== undefined ? [reportAgency(ctx)] : (ctx.state.agencies as string[]);
-    const [order] = await deps.store.paymentReport.find(agencies, {
-      ...(orderNo !== undefined && { orderNo }),
-      ...(refNo !== undefined && { refNo }),
-    });
-    if (!order)
-      throw new DomainError('not-found', 'No such order among the agencies these credentials cover.');
-    const callbacks = await deps.store.callbacks.ofOrder(order.orderNo);
-    ctx.body = {
-      status: 'OK',
-      data: {
-        ...paymentRow(order),
-        // A signed pay link's extras ({} when it had none); null for other orders (docs/qr.md).
-        extras: order.extras === null ? null : (JSON.parse(order.extras) as Record<string, string>),
-        history: order.events.map((e) => ({
-          at: formatKl(new Date(e.at)),
-          status: e.status,
-          // "" before the bank answers (the order's creation), as every other code field of the API.
-          fpx_debit_auth_code: e.debitAuthCode ?? '',
-          source: e.source,
-        })),
-        // The direct callbacks of this order and every delivery attempt, for a merchant asking "did you call me?".
-        callbacks: callbacks.map((c) => ({
-          status: c.status,
-          url: c.url,
-          state: c.state,
-          created_at: formatKl(new Date(c.createdAt)),
-          next_attempt_at:
-            c.state === 'queued' && c.nextAttemptAt ? formatKl(new Date(c.nextAttemptAt)) : null,
-          attempts: c.attemptLog.map((a) => ({
-            at: formatKl(new Date(a.at)),
-            status_code: a.statusCode,
-            latency_ms: a.latencyMs,
-            error: a.error,
-            response_prefix: a.responsePrefix,
+  router.get<InputState<OrderQuery, 'agencies'>>(
+    '/api/report/v1/fpxrequest',
+    privateResponse,
+    requireReportAuth(deps),
+    validate(deps.validators, 'order'),
+    async (ctx) => {
+      const { fpx_seller_order_no: orderNo, refno: refNo, agency } = ctx.state.input;
+      if ((orderNo === undefined) === (refNo === undefined)) {
+        throw new DomainError('bad-request', 'Give fpx_seller_order_no or refno, one of them.', [
+          { pointer: '/fpx_seller_order_no', message: 'give this or refno' },
+        ]);
+      }
+      // With refno, the order is looked up in the one agency asked for (refNo is unique per agency).
+      const granted = ctx.state.agencies;
+      const agencies = refNo !== undefined ? [reportAgency(granted, agency)] : granted;
+      const [order] = await deps.store.paymentReport.find(agencies, {
+        ...(orderNo !== undefined && { orderNo }),
+        ...(refNo !== undefined && { refNo }),
+      });
+      if (!order)
+        throw new DomainError('not-found', 'No such order among the agencies these credentials cover.');
+      const callbacks = await deps.store.callbacks.ofOrder(order.orderNo);
+      const body: OrderReport = {
+        status: 'OK',
+        data: {
+          ...paymentRow(order),
+          // A signed pay link's extras ({} when it had none); null for other orders (docs/qr.md).
+          extras: order.extras === null ? null : (JSON.parse(order.extras) as Record<string, string>),
+          history: order.events.map((e) => ({
+            at: formatKl(new Date(e.at)),
+            status: e.status,
+            // "" before the bank answers (the order's creation), as every other code field of the API.
+            fpx_debit_auth_code: e.debitAuthCode ?? '',
+            source: e.source,
           })),
-        })),
-      },
-    };
-  });
+          // The direct callbacks of this order and every delivery attempt, for a merchant asking "did you call me?".
+          callbacks: callbacks.map((c) => ({
+            status: c.status,
+            url: c.url,
+            state: c.state,
+            created_at: formatKl(new Date(c.createdAt)),
+            next_attempt_at:
+              c.state === 'queued' && c.nextAttemptAt ? formatKl(new Date(c.nextAttemptAt)) : null,
+            attempts: c.attemptLog.map((a) => ({
+              at: formatKl(new Date(a.at)),
+              status_code: a.statusCode,
+              latency_ms: a.latencyMs,
+              error: a.error,
+              response_prefix: a.responsePrefix,
+            })),
+          })),
+        },
+      };
+      ctx.body = body;
+    },
+  );
 
   // A payer's history is personal data: it needs credentials, and shows only the agencies they cover.
-  router.get('/api/user/v1/transactions', privateResponse, requireReportAuth(deps), async (ctx) => {
-    const email = one(ctx, 'email');
-    if (!email || !/^[^\s@]+@[^\s@]+$/.test(email)) {
-      throw new DomainError('bad-request', 'Give the payer email.', [
-        { pointer: '/email', message: 'must be an email address' },
-      ]);
-    }
-    const rows = await deps.store.paymentReport.byEmail(email, ctx.state.agencies as string[]);
-    ctx.body = {
-      status: 'OK',
-      data: rows.map(paymentRow),
-      stats: { total_pages: 1, total_rows: rows.length },
-    };
-  });
+  router.get<InputState<PayerTransactionsQuery, 'agencies'>>(
+    '/api/user/v1/transactions',
+    privateResponse,
+    requireReportAuth(deps),
+    validate(deps.validators, 'payerTransactions'),
+    async (ctx) => {
+      const rows = await deps.store.paymentReport.byEmail(ctx.state.input.email, ctx.state.agencies);
+      const body: PayerTransactions = {
+        status: 'OK',
+        data: rows.map(paymentRow),
+        stats: { total_pages: 1, total_rows: rows.length },
+      };
+      ctx.body = body;
+    },
+  );
 
-  router.get('/api/report/v1/zakat', privateResponse, requireReportAuth(deps), async (ctx) => {
-    // Without agency, a token's report covers all its agencies, each row naming its own.
-    const agencies = reportAgencies(ctx);
-    const today = businessDate(deps.clock.now());
-    const { start, end, items, page } = pageQuery(ctx, { start: today });
-    const query = { sink: agencies, start, end };
-    if (items === -1) {
-      // Every row: streamed in chunks, so a million rows never sit in memory at once. The total is counted
-      // as they go by (a count first would cost a second pass over the day, the event loop held meanwhile).
-      ctx.type = 'application/json';
-      ctx.body = Readable.from(streamEnvelope(deps.store.zakatReport.rows(query), zakatRow));
-      return;
-    }
-    const { rows, total } = await deps.store.zakatReport.page({
-      ...query,
-      limit: items,
-      offset: page * items,
-    });
-    ctx.body = {
-      status: 'OK',
-      data: rows.map(zakatRow),
-      stats: { total_pages: Math.ceil(total / items), total_rows: total, page, items },
-    };
-  });
+  // The default day is today's, in Kuala Lumpur; the default end is the start asked for. So the input
+  // always has both, checked as if sent.
+  const zakatDefaults = (query: Readonly<Record<string, string>>) => {
+    const start = query.start ?? businessDate(deps.clock.now());
+    return { start, end: query.end ?? start };
+  };
+  router.get<InputState<ZakatReportQuery & { start: string; end: string }, 'agencies'>>(
+    '/api/report/v1/zakat',
+    privateResponse,
+    requireReportAuth(deps),
+    validate(deps.validators, 'zakatReport', { defaults: zakatDefaults }),
+    async (ctx) => {
+      const { start, end, items, page, agency } = ctx.state.input;
+      // Without agency, a token's report covers all its agencies, each row naming its own.
+      const agencies = reportAgencies(ctx.state.agencies, agency);
+      checkDayRange(start, end);
+      const query = { sink: agencies, start, end };
+      if (items === -1) {
+        // Every row: streamed in chunks, so a million rows never sit in memory at once. The total is counted
+        // as they go by (a count first would cost a second pass over the day, the event loop held meanwhile).
+        ctx.type = 'application/json';
+        ctx.body = Readable.from(streamEnvelope(deps.store.zakatReport.rows(query), zakatRow));
+        return;
+      }
+      const { rows, total } = await deps.store.zakatReport.page({
+        ...query,
+        limit: items,
+        offset: page * items,
+      });
+      const body: ZakatReport = {
+        status: 'OK',
+        data: rows.map(zakatRow),
+        stats: { total_pages: Math.ceil(total / items), total_rows: total, page, items },
+      };
+      ctx.body = body;
+    },
+  );
 }
 
 /**
  * A bank posting as the zakat report shows it: every field of spec 2.5, `data.email` as `data_email` beside
  * the transaction's `email`, and the agency whose posting it is.
  */
-function zakatRow(r: ZakatReportRow) {
+function zakatRow(r: ZakatReportRow): ZakatReport['data'][number] {
   return {
     orderno: r.orderno,
     created_date: formatKl(new Date(r.timeUtc)),
@@ -195,32 +222,8 @@ function zakatRow(r: ZakatReportRow) {
   };
 }
 
-/** start/end (business dates, UTC+8; default today), items (page size, -1 = all) and page (0-based). */
-function pageQuery(
-  ctx: Context,
-  defaults: { start: string; end?: string },
-): { start: string; end: string; items: number; page: number } {
-  const errors: { pointer: string; message: string }[] = [];
-  const start = one(ctx, 'start') ?? defaults.start;
-  const end = one(ctx, 'end') ?? defaults.end ?? start;
-  checkDate('start', start, errors);
-  checkDate('end', end, errors);
-  if (errors.length === 0 && end < start)
-    errors.push({ pointer: '/end', message: 'must not be before start' });
-  const itemsText = one(ctx, 'items') ?? '100';
-  const items = Number(itemsText);
-  if (!/^(-1|\d{1,5})$/.test(itemsText) || items === 0 || items > MAX_ITEMS) {
-    errors.push({ pointer: '/items', message: `must be 1 to ${MAX_ITEMS}, or -1 for every row` });
-  }
-  const pageText = one(ctx, 'page') ?? '0';
-  if (!/^\d{1,7}$/.test(pageText))
-    errors.push({ pointer: '/page', message: 'must be a whole number from 0' });
-  if (errors.length > 0) throw new DomainError('bad-request', 'The query is not valid.', errors);
-  return { start, end, items, page: Number(pageText) };
-}
-
 /** A payment as the reports show it (spec 2.3 names the first four). */
-function paymentRow(p: PaymentRow) {
+function paymentRow(p: PaymentRow): PaymentReportRow {
   return {
     fpx_seller_order_no: p.orderNo,
     created_date: formatKl(new Date(p.createdAt)),

@@ -6,6 +6,7 @@ import addFormatsModule from 'ajv-formats';
 import type { CheckoutRequest, QrRequest } from './types.ts';
 import { compileBankBatchValidator, type BatchValidator } from './bank-batch.ts';
 import { compileJobValidators, type JobValidators } from './job-validators.ts';
+import { compileQueryValidators, type QueryValidators } from './query-validators.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -18,14 +19,21 @@ export {
   type BatchValidator,
 } from './bank-batch.ts';
 export type { JobValidators } from './job-validators.ts';
+export type {
+  QueryInputs,
+  QueryName,
+  QueryOutcome,
+  QueryValidator,
+  QueryValidators,
+} from './query-validators.ts';
 
 export type JsonSchema = Record<string, unknown> & { $id: string; title: string };
 
 const SCHEMA_DIR = path.dirname(fileURLToPath(import.meta.url));
 
 /**
- * Every schema file of this folder and its subfolders (jobs/), keyed by its path in the folder
- * (`bank-transaction.json`, `jobs/normalise-job.json`).
+ * Every schema file of this folder and its subfolders (jobs/, queries/, responses/), keyed by its path in
+ * the folder (`bank-transaction.json`, `jobs/normalise-job.json`, `queries/zakat-report-query.json`).
  */
 export function loadSchemaFiles(): Map<string, JsonSchema> {
   const files = new Map<string, JsonSchema>();
@@ -69,18 +77,37 @@ export interface Validators {
   qrRequest: Validator<QrRequest>;
   /** The payloads of the pipeline's jobs, by schema $id (schemas/jobs/). */
   jobs: JobValidators;
+  /** The query strings of the report routes, by name (schemas/queries/). */
+  queries: QueryValidators;
+}
+
+/**
+ * The rules behind the formats the schema files name, given by core (core/email.ts, core/time.ts) so that
+ * each rule is written once and a payload, a query and the configuration can never disagree.
+ */
+export interface SchemaFormats {
+  email: (value: string) => boolean;
+  date: (value: string) => boolean;
+}
+
+export interface ValidatorSettings extends SchemaSettings {
+  formats: SchemaFormats;
 }
 
 /** Compiles the validators once, at start-up. */
-export function compileValidators(settings: SchemaSettings): Validators {
+export function compileValidators(settings: ValidatorSettings): Validators {
   // The bank webhook's 422 lists the problems of a batch, so that instance collects all errors; the
   // fail-fast one decides first, so only a refused batch is explained (and that at a bounded cost).
   const schemas = configuredSchemas(settings);
-  const ajv = createAjv({ allErrors: true });
-  const failFast = createAjv({ allErrors: false });
+  const ajv = createAjv({ allErrors: true }, settings.formats);
+  const failFast = createAjv({ allErrors: false }, settings.formats);
+  // Query strings are checked on their own instance: every problem listed, and the defaults of the files
+  // filled in, so a route reads `items` without repeating its default.
+  const queries = createAjv({ allErrors: true, useDefaults: true }, settings.formats);
   for (const schema of schemas.values()) {
     ajv.addSchema(schema);
     failFast.addSchema(schema);
+    queries.addSchema(schema);
   }
   const request = schemas.get('bank-webhook-request.json');
   if (!request) throw new Error('bank-webhook-request.json is missing');
@@ -89,14 +116,18 @@ export function compileValidators(settings: SchemaSettings): Validators {
     checkoutRequest: wrap<CheckoutRequest>(ajv.getSchema('https://schemas.amil.my/checkout-request.json')),
     qrRequest: wrap<QrRequest>(ajv.getSchema('https://schemas.amil.my/qr-request.json')),
     jobs: compileJobValidators(failFast, schemas, wrap),
+    queries: compileQueryValidators(queries, schemas, toFieldErrors),
   };
 }
 
-function createAjv(options: { allErrors: boolean }): Ajv2020 {
+function createAjv(options: { allErrors: boolean; useDefaults?: boolean }, formats: SchemaFormats): Ajv2020 {
   // verbose: errors carry their schema, whose `x-message` (a plain-language rule) replaces a raw pattern.
   const ajv = new Ajv2020({ ...options, strict: true, allowUnionTypes: false, verbose: true });
-  ajv.addVocabulary(['x-message']);
-  addFormats(ajv, ['email', 'date-time', 'date', 'uri']);
+  // x-detail: a query's problem detail (schemas/query-validators.ts).
+  ajv.addVocabulary(['x-message', 'x-detail']);
+  addFormats(ajv, ['date-time', 'uri']);
+  ajv.addFormat('email', formats.email);
+  ajv.addFormat('date', formats.date);
   // JSON numbers are binary floats: ajv's own multipleOf divides them (0.07 / 0.01 = 7.000000000000001).
   // Money needs the decimal the sender wrote, which Number#toString gives back exactly.
   ajv.removeKeyword('multipleOf');
@@ -174,6 +205,8 @@ function formatMessage(format: string): string {
       return 'must be a valid email address';
     case 'date-time':
       return 'must be an ISO 8601 date-time with a timezone offset, e.g. 2026-11-20T09:15:00+08:00';
+    case 'date':
+      return 'must be a date that exists, YYYY-MM-DD';
     default:
       return `must be a valid ${format}`;
   }

@@ -1,5 +1,42 @@
 /** Building blocks of the OpenAPI document shared by its path files. */
+import type { JsonSchema } from './index.ts';
+
 export type Json = Record<string, unknown>;
+
+/** The schema files by path in schemas/ (`queries/zakat-report-query.json`), as the document is built from. */
+export type SchemaFiles = ReadonlyMap<string, JsonSchema>;
+
+/**
+ * The query parameters of a route, one per property of its query schema file (schemas/queries/), in the
+ * file's order: what the validate() middleware checks is what the document says, never a copy by hand. A
+ * property with a default is not required of the client, even where the checked value always has it.
+ */
+export function queryParameters(files: SchemaFiles, file: string): Json[] {
+  const schema = files.get(file);
+  if (!schema) throw new Error(`${file} is missing`);
+  const properties = (schema.properties ?? {}) as Record<string, Json>;
+  const required = new Set((schema.required as string[] | undefined) ?? []);
+  return Object.entries(properties).map(([name, property]) => {
+    const { description, ...rule } = property;
+    return {
+      name,
+      in: 'query',
+      ...(required.has(name) && !('default' in property) && { required: true }),
+      ...(typeof description === 'string' && { description }),
+      schema: rule,
+    };
+  });
+}
+
+/** A 200 answer of JSON whose schema is a file's component, by the file's title. */
+export function jsonResponse(files: SchemaFiles, file: string, description: string): Json {
+  const schema = files.get(file);
+  if (!schema) throw new Error(`${file} is missing`);
+  return {
+    description,
+    content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema.title}` } } },
+  };
+}
 
 export const problemResponse = (description: string): Json => ({
   description,

@@ -1,9 +1,17 @@
 /** OpenAPI paths of the reconciliation runs on {reports_url}: an agency's runs and their workbooks. */
-import { hostServer, problemResponse, signedGetParams, type Json } from './openapi-parts.ts';
+import {
+  hostServer,
+  jsonResponse,
+  problemResponse,
+  queryParameters,
+  signedGetParams,
+  type Json,
+  type SchemaFiles,
+} from './openapi-parts.ts';
 
 const security = [{ reportToken: [] }, { signedRequest: [] }];
 
-export function reconciliationPaths(): Json {
+export function reconciliationPaths(files: SchemaFiles): Json {
   return {
     '/api/report/v1/reconciliation': {
       servers: hostServer('reports_url'),
@@ -14,33 +22,9 @@ export function reconciliationPaths(): Json {
         description:
           'One run per workbook: the business day, the instant it was read as of, the headline totals, the workbook SHA-256, what changed since the previous run of that day, and the e-mail deliveries. docs/reconciliation.md explains the sheets.',
         security,
-        parameters: [
-          {
-            name: 'agency',
-            in: 'query',
-            schema: { type: 'string' },
-            description: 'Required with a signed GET, or a token covering several agencies.',
-          },
-          {
-            name: 'start',
-            in: 'query',
-            schema: { type: 'string', format: 'date' },
-            description: 'First business day.',
-          },
-          {
-            name: 'end',
-            in: 'query',
-            schema: { type: 'string', format: 'date' },
-            description: 'Last business day.',
-          },
-          { name: 'items', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 } },
-          ...signedGetParams,
-        ],
+        parameters: [...queryParameters(files, 'queries/reconciliation-runs-query.json'), ...signedGetParams],
         responses: {
-          '200': {
-            description: 'The runs.',
-            content: { 'application/json': { schema: { $ref: '#/components/schemas/ReconciliationRuns' } } },
-          },
+          '200': jsonResponse(files, 'reconciliation-runs.json', 'The runs.'),
           '400': problemResponse('A bad query, or a repeated key.'),
           '401': problemResponse('No, expired, revoked or wrong credentials.'),
           '403': problemResponse('The credentials do not cover this agency.'),

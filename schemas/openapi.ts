@@ -6,13 +6,13 @@ import {
   busy,
   hostServer,
   problemResponse,
-  signedGetParams,
   tooManyRequests,
   withPerClientLimits,
   type Json,
+  type SchemaFiles,
 } from './openapi-parts.ts';
+import { reportPaths } from './openapi-reports.ts';
 
-/** The endpoints, host by host. Each later capability adds its paths here, referencing schemas/ files. */
 /** The body of a 200 from a health probe. */
 const okSchema = {
   type: 'object',
@@ -20,10 +20,12 @@ const okSchema = {
   properties: { status: { type: 'string', enum: ['ok'] } },
 };
 
-function paths(settings: OpenApiSettings): Json {
+/** The endpoints, host by host. Each later capability adds its paths here, referencing schemas/ files. */
+function paths(settings: OpenApiSettings, files: SchemaFiles): Json {
   return {
     ...withPerClientLimits(checkoutPaths()),
-    ...reconciliationPaths(),
+    ...reportPaths(files),
+    ...reconciliationPaths(files),
     ...qrPaths(),
     '/api/bank/webhook': {
       servers: hostServer('pay_url'),
@@ -63,233 +65,6 @@ function paths(settings: OpenApiSettings): Json {
           ),
           '500': problemResponse('Unexpected failure; nothing of the batch was stored. Safe to retry.'),
           '503': busy('Too many password checks are waiting; retry after Retry-After.'),
-        },
-      },
-    },
-    '/api/report/v1/payment': {
-      servers: hostServer('reports_url'),
-      get: {
-        operationId: 'getPaymentReport',
-        tags: ['Reports'],
-        summary:
-          "An agency's payments, or a token's agencies combined (spec 2.3 envelope); bearer token or signed GET",
-        description:
-          'Paging: iterate page from 0 until a page has fewer rows than items. start/end are UTC+8 calendar days on created_date (default: all). A bearer token without agency gets the rows of every agency it covers, in one order (created_date, then fpx_seller_order_no), each row naming its agency. Rows: fpx_seller_order_no, created_date (UTC+8, YYYY-MM-DD HH:mm:ss), is_approved, fpx_debit_auth_code, refNo, extraData, amount, addCharge, status, payment_method, email, fpx_txn_id, fpx_txn_time, agency.',
-        security: [{ reportToken: [] }, { signedRequest: [] }],
-        parameters: [
-          {
-            name: 'agency',
-            in: 'query',
-            schema: { type: 'string' },
-            description:
-              'Required with a signed GET. With a bearer token: one of its agencies; without it, all of them combined.',
-          },
-          { name: 'output', in: 'query', schema: { type: 'string', enum: ['json'] } },
-          {
-            name: 'items',
-            in: 'query',
-            schema: { type: 'integer', minimum: -1, maximum: 10000, default: 100 },
-          },
-          { name: 'page', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
-          { name: 'seller_order_no', in: 'query', schema: { type: 'string' } },
-          { name: 'start', in: 'query', schema: { type: 'string', format: 'date' } },
-          { name: 'end', in: 'query', schema: { type: 'string', format: 'date' } },
-          { name: 'is_approved', in: 'query', schema: { type: 'string', enum: ['0', '1'] } },
-        ],
-        responses: {
-          '200': {
-            description:
-              '{ status: OK, data: [payment rows], stats: { total_pages, total_rows, page, items } }',
-            content: { 'application/json': {} },
-          },
-          '400': problemResponse('A bad query, or a repeated key.'),
-          '401': problemResponse('No, expired, revoked or wrong credentials.'),
-          '403': problemResponse('The credentials do not cover this agency.'),
-        },
-      },
-    },
-    '/api/report/v1/fpxrequest': {
-      servers: hostServer('reports_url'),
-      get: {
-        operationId: 'getOrder',
-        tags: ['Reports'],
-        summary: 'One order by fpx_seller_order_no or refno, with its status history',
-        security: [{ reportToken: [] }, { signedRequest: [] }],
-        parameters: [
-          { name: 'fpx_seller_order_no', in: 'query', schema: { type: 'string' } },
-          {
-            name: 'refno',
-            in: 'query',
-            schema: { type: 'string' },
-            description: 'With agency when a token covers several.',
-          },
-        ],
-        responses: {
-          '200': {
-            description: '{ status: OK, data: payment row + history[] }',
-            content: { 'application/json': {} },
-          },
-          '401': problemResponse('Credentials missing or wrong.'),
-          '404': problemResponse('No such order among the agencies the credentials cover.'),
-        },
-      },
-    },
-    '/api/user/v1/transactions': {
-      servers: hostServer('reports_url'),
-      get: {
-        operationId: 'getPayerTransactions',
-        tags: ['Reports'],
-        summary:
-          "A payer's payments by email, only within the caller's agencies (personal data: auth required)",
-        security: [{ reportToken: [] }, { signedRequest: [] }],
-        parameters: [
-          { name: 'email', in: 'query', required: true, schema: { type: 'string', format: 'email' } },
-        ],
-        responses: {
-          '200': { description: '{ status: OK, data: [payment rows] }', content: { 'application/json': {} } },
-          '400': problemResponse('No email.'),
-          '401': problemResponse('Credentials missing or wrong.'),
-        },
-      },
-    },
-    '/api/report/v1/zakat': {
-      servers: hostServer('reports_url'),
-      get: {
-        operationId: 'getZakatReport',
-        tags: ['Reports'],
-        summary:
-          "An agency's bank postings (or a token's agencies combined) for a business day or range, with exception codes",
-        description:
-          'Authenticate with Authorization: Bearer <report token>, or sign the GET with the agency API key (docs/signatures.md; agency, exp and signature in the query). A bearer token without agency gets the postings of every agency it covers, in posting order, each row naming its agency. Rows appear once the pipeline has normalised them; every field of the bank record (spec 2.5) is shown, null when the bank did not send it. Paging: iterate page from 0 until a page has fewer rows than items.',
-        security: [{ reportToken: [] }, { signedRequest: [] }],
-        parameters: [
-          {
-            name: 'agency',
-            in: 'query',
-            schema: { type: 'string' },
-            description:
-              'Required with a signed GET. With a bearer token: one of its agencies; without it, all of them combined.',
-          },
-          {
-            name: 'start',
-            in: 'query',
-            schema: { type: 'string', format: 'date' },
-            description: 'First business day (UTC+8); default today.',
-          },
-          {
-            name: 'end',
-            in: 'query',
-            schema: { type: 'string', format: 'date' },
-            description: 'Last business day; default start.',
-          },
-          {
-            name: 'items',
-            in: 'query',
-            schema: { type: 'integer', minimum: -1, maximum: 10000, default: 100 },
-            description: 'Page size; -1 = every row.',
-          },
-          { name: 'page', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
-          ...signedGetParams,
-        ],
-        responses: {
-          '200': {
-            description: 'The envelope of spec 2.3',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['status', 'data', 'stats'],
-                  properties: {
-                    status: { type: 'string', enum: ['OK'] },
-                    data: {
-                      type: 'array',
-                      items: {
-                        type: 'object',
-                        properties: {
-                          orderno: { type: 'string' },
-                          created_date: { type: 'string', description: 'UTC+8, YYYY-MM-DD HH:mm:ss' },
-                          business_date: { type: 'string', format: 'date' },
-                          status: { type: 'string', enum: ['success', 'pending', 'failed'] },
-                          amount: { type: 'string', description: 'Ringgit, two decimals' },
-                          name: { type: 'string' },
-                          email: { type: 'string', description: 'The transaction e-mail, lower-case' },
-                          data_email: {
-                            type: ['string', 'null'],
-                            description: 'The bank record data.email, lower-case (may differ from email)',
-                          },
-                          zakat_name: { type: ['string', 'null'] },
-                          zakat_ic_no: { type: ['string', 'null'] },
-                          zakat_phone: { type: ['string', 'null'] },
-                          zakat_address: { type: ['string', 'null'] },
-                          zakat_postcode: { type: ['string', 'null'] },
-                          zakat_city: { type: ['string', 'null'] },
-                          zakat_state: { type: ['string', 'null'] },
-                          zakat_type: {
-                            type: ['string', 'null'],
-                            description: 'Canonical (zakat_fitrah is fitrah)',
-                          },
-                          zakat_type_raw: { type: ['string', 'null'] },
-                          zakat_year: { type: ['string', 'null'] },
-                          zakat_amount: {
-                            type: ['string', 'null'],
-                            description: 'data.zakat_amount in ringgit, two decimals',
-                          },
-                          zakat_rate: { type: ['string', 'null'], description: 'Ringgit, two decimals' },
-                          zakat_dependant: { type: ['integer', 'null'] },
-                          exceptions: {
-                            type: 'array',
-                            items: { type: 'string' },
-                            description: 'docs/exceptions.md',
-                          },
-                          agency: { type: 'string', description: 'The agency whose posting it is' },
-                        },
-                      },
-                    },
-                    stats: {
-                      type: 'object',
-                      properties: {
-                        total_pages: { type: 'integer' },
-                        total_rows: { type: 'integer' },
-                        page: { type: 'integer' },
-                        items: { type: 'integer' },
-                      },
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': problemResponse('A bad query (each problem with its pointer), or a repeated key.'),
-          '401': problemResponse('No, expired, revoked or wrong credentials; the problem type says which.'),
-          '403': problemResponse('The credentials do not cover this agency.'),
-        },
-      },
-    },
-    '/api/version': {
-      servers: hostServer('reports_url'),
-      get: {
-        operationId: 'getVersion',
-        tags: ['Service'],
-        summary: 'Connectivity check: version, commit and start time (no auth)',
-        responses: {
-          '200': {
-            description: '{ name, version, commit, started_at, api }',
-            content: { 'application/json': {} },
-          },
-        },
-      },
-    },
-    '/api/echo': {
-      servers: hostServer('reports_url'),
-      get: {
-        operationId: 'getEcho',
-        tags: ['Service'],
-        summary: 'Connectivity check: echoes the query, with the time and request id (no auth)',
-        responses: {
-          '200': {
-            description: '{ status: OK, time, request_id, query }',
-            content: { 'application/json': {} },
-          },
         },
       },
     },
@@ -400,7 +175,7 @@ export function buildOpenApi(settings: OpenApiSettings): Json {
       description:
         'Payment gateway and zakat reconciliation service. Errors are application/problem+json (RFC 9457); see docs/errors.md.',
     },
-    paths: paths(settings),
+    paths: paths(settings, schemas),
     components: {
       schemas: components,
       securitySchemes: {
@@ -426,19 +201,21 @@ export function buildOpenApi(settings: OpenApiSettings): Json {
 
 /** A schema file as an OpenAPI component: no $id/$schema, references rewritten to components. */
 function toComponent(schema: JsonSchema, nameOf: Map<string, string>): unknown {
-  const { $id: _id, $schema: _schema, ...rest } = schema;
-  return rewriteRefs(rest, nameOf);
+  const { $id, $schema: _schema, ...rest } = schema;
+  return rewriteRefs(rest, nameOf, $id);
 }
 
-function rewriteRefs(node: unknown, nameOf: Map<string, string>): unknown {
-  if (Array.isArray(node)) return node.map((n) => rewriteRefs(n, nameOf));
+/** References to other files (relative to the file's $id, as ajv reads them) become component references. */
+function rewriteRefs(node: unknown, nameOf: Map<string, string>, base: string): unknown {
+  if (Array.isArray(node)) return node.map((n) => rewriteRefs(n, nameOf, base));
   if (!node || typeof node !== 'object') return node;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node)) {
-    if (key === '$ref' && typeof value === 'string' && nameOf.has(value)) {
-      out[key] = `#/components/schemas/${nameOf.get(value)}`;
+    const target = key === '$ref' && typeof value === 'string' ? new URL(value, base).href : undefined;
+    if (target !== undefined && nameOf.has(target)) {
+      out[key] = `#/components/schemas/${nameOf.get(target)}`;
     } else {
-      out[key] = rewriteRefs(value, nameOf);
+      out[key] = rewriteRefs(value, nameOf, base);
     }
   }
   return out;

@@ -359,6 +359,112 @@ export interface QrRequest {
   signature: string;
 }
 /**
+ * The query of GET /api/report/v1/fpxrequest: fpx_seller_order_no or refno, exactly one of them. Each key at most once (a repeated key is 400 repeated-parameter).
+ */
+export interface OrderQuery {
+  /**
+   * The order number amil gave the order; or give refno.
+   */
+  fpx_seller_order_no?: string;
+  /**
+   * The merchant's refNo, looked up in one agency: with agency when the credentials cover several.
+   */
+  refno?: string;
+  /**
+   * The agency of refno; required with a signed GET, or a token covering several agencies.
+   */
+  agency?: string;
+}
+/**
+ * The query of GET /api/user/v1/transactions. Each key at most once (a repeated key is 400 repeated-parameter).
+ */
+export interface PayerTransactionsQuery {
+  /**
+   * The payer's e-mail address (compared without regard to case).
+   */
+  email: string;
+}
+/**
+ * The query of GET /api/report/v1/payment (spec 4.2). Each key at most once (a repeated key is 400 repeated-parameter); keys not named here (exp, signature of a signed GET) are not read.
+ */
+export interface PaymentReportQuery {
+  /**
+   * Required with a signed GET. With a bearer token: one of its agencies; without it, all of them combined.
+   */
+  agency?: string;
+  output: 'json';
+  /**
+   * 1: paid orders only; 0: every other order.
+   */
+  is_approved?: '0' | '1';
+  /**
+   * Only the order with this fpx_seller_order_no.
+   */
+  seller_order_no?: string;
+  /**
+   * First UTC+8 calendar day of created_date; without start and end, every payment.
+   */
+  start?: string;
+  /**
+   * Last UTC+8 calendar day of created_date; not before start.
+   */
+  end?: string;
+  /**
+   * Page size; -1 = every row (streamed).
+   */
+  items: number;
+  /**
+   * 0-based page number: iterate from 0 until a page has fewer rows than items.
+   */
+  page: number;
+}
+/**
+ * The query of GET /api/report/v1/reconciliation. Each key at most once (a repeated key is 400 repeated-parameter); keys not named here (exp, signature of a signed GET) are not read.
+ */
+export interface ReconciliationRunsQuery {
+  /**
+   * Required with a signed GET, or a token covering several agencies.
+   */
+  agency?: string;
+  /**
+   * First business day.
+   */
+  start?: string;
+  /**
+   * Last business day.
+   */
+  end?: string;
+  /**
+   * At most this many runs, newest business day first.
+   */
+  items: number;
+}
+/**
+ * The query of GET /api/report/v1/zakat. Each key at most once (a repeated key is 400 repeated-parameter); keys not named here (exp, signature of a signed GET) are not read.
+ */
+export interface ZakatReportQuery {
+  /**
+   * Required with a signed GET. With a bearer token: one of its agencies; without it, all of them combined.
+   */
+  agency?: string;
+  /**
+   * First business day (UTC+8); default today.
+   */
+  start?: string;
+  /**
+   * Last business day; default start.
+   */
+  end?: string;
+  /**
+   * Page size; -1 = every row (streamed).
+   */
+  items: number;
+  /**
+   * 0-based page number: iterate from 0 until a page has fewer rows than items.
+   */
+  page: number;
+}
+/**
  * An agency's reconciliation runs, newest business day first. Each run is one workbook of one business day, read as of an instant (as_of): versions received later are not in it.
  */
 export interface ReconciliationRuns {
@@ -435,4 +541,219 @@ export interface ReconciliationRuns {
       recipients: string[];
     }[];
   }[];
+}
+/**
+ * The answer of GET /api/echo, a connectivity check: the query sent, with the time and request id.
+ */
+export interface Echo {
+  status: 'OK';
+  time: string;
+  request_id: string;
+  query: {
+    [k: string]: string;
+  };
+}
+/**
+ * The answer of GET /api/report/v1/fpxrequest: one order, its status history and its direct callbacks with every delivery attempt.
+ */
+export interface OrderReport {
+  status: 'OK';
+  data: PaymentReportRow & {
+    /**
+     * A signed pay link's extras ({} when it had none); null for other orders (docs/qr.md).
+     */
+    extras: {
+      [k: string]: string;
+    } | null;
+    history: {
+      /**
+       * UTC+8, YYYY-MM-DD HH:mm:ss.
+       */
+      at: string;
+      status: string;
+      /**
+       * "" before the bank answers.
+       */
+      fpx_debit_auth_code: string;
+      /**
+       * What changed the status (checkout, return, enquiry, ...).
+       */
+      source: string;
+    }[];
+    callbacks: {
+      status: string;
+      url: string;
+      state: 'queued' | 'delivered' | 'superseded' | 'gone' | 'dead';
+      /**
+       * UTC+8, YYYY-MM-DD HH:mm:ss.
+       */
+      created_at: string;
+      /**
+       * While queued: the next try.
+       */
+      next_attempt_at: string | null;
+      attempts: {
+        at: string;
+        status_code: number | null;
+        latency_ms: number;
+        error: string | null;
+        response_prefix: string;
+      }[];
+    }[];
+  };
+}
+/**
+ * A payment as the reports show it (spec 2.3 names the first four). The payment report, the payer's history and the order lookup (with more fields) all show it so.
+ */
+export interface PaymentReportRow {
+  /**
+   * The order number amil gave the order.
+   */
+  fpx_seller_order_no: string;
+  /**
+   * UTC+8, YYYY-MM-DD HH:mm:ss.
+   */
+  created_date: string;
+  /**
+   * 1 when paid.
+   */
+  is_approved: 0 | 1;
+  /**
+   * The acquirer's code; "" before it answers.
+   */
+  fpx_debit_auth_code: string;
+  refNo: string;
+  extraData: string | null;
+  /**
+   * Ringgit, two decimals.
+   */
+  amount: string;
+  /**
+   * Ringgit, two decimals.
+   */
+  addCharge: string;
+  status: 'pending' | 'success' | 'failed';
+  payment_method: 'fpx' | 'card' | 'ewallet' | null;
+  email: string;
+  fpx_txn_id: string | null;
+  /**
+   * Kuala Lumpur wall time, as the acquirer reports it.
+   */
+  fpx_txn_time: string | null;
+  /**
+   * The agency whose payment it is.
+   */
+  agency: string;
+  /**
+   * checkout: the merchant's order; pay-link: a payment made on a pay page.
+   */
+  source: 'checkout' | 'pay-link';
+  /**
+   * The pay link of a pay-link payment; null otherwise.
+   */
+  pay_link: string | null;
+}
+/**
+ * The answer of GET /api/user/v1/transactions: a payer's payments within the agencies the credentials cover, in one page.
+ */
+export interface PayerTransactions {
+  status: 'OK';
+  data: PaymentReportRow[];
+  stats: {
+    total_pages: 1;
+    total_rows: number;
+  };
+}
+/**
+ * The answer of GET /api/report/v1/payment: the envelope of spec 2.3. With items=-1, every row in one page (page 0, items -1).
+ */
+export interface PaymentReport {
+  status: 'OK';
+  data: PaymentReportRow[];
+  stats: {
+    total_pages: number;
+    total_rows: number;
+    page: number;
+    items: number;
+  };
+}
+/**
+ * The answer of GET /api/version, a connectivity check.
+ */
+export interface Version {
+  name: 'amil';
+  version: string;
+  /**
+   * The git commit this process runs from; null when unknown.
+   */
+  commit: string | null;
+  started_at: string;
+  api: {
+    report: 'v1';
+    checkout: 'v2';
+  };
+}
+/**
+ * The answer of GET /api/report/v1/zakat: the envelope of spec 2.3, one row per bank posting (its latest version), every field of spec 2.5, null where the bank sent none. With items=-1, every row in one page (page 0, items -1).
+ */
+export interface ZakatReport {
+  status: 'OK';
+  data: {
+    orderno: string;
+    /**
+     * UTC+8, YYYY-MM-DD HH:mm:ss
+     */
+    created_date: string;
+    business_date: string;
+    status: 'success' | 'pending' | 'failed';
+    /**
+     * Ringgit, two decimals
+     */
+    amount: string;
+    name: string;
+    /**
+     * The transaction e-mail, lower-case
+     */
+    email: string;
+    /**
+     * The bank record data.email, lower-case (may differ from email)
+     */
+    data_email: string | null;
+    zakat_name: string | null;
+    zakat_ic_no: string | null;
+    zakat_phone: string | null;
+    zakat_address: string | null;
+    zakat_postcode: string | null;
+    zakat_city: string | null;
+    zakat_state: string | null;
+    /**
+     * Canonical (zakat_fitrah is fitrah)
+     */
+    zakat_type: string | null;
+    zakat_type_raw: string | null;
+    zakat_year: string | null;
+    /**
+     * data.zakat_amount in ringgit, two decimals
+     */
+    zakat_amount: string | null;
+    /**
+     * Ringgit, two decimals
+     */
+    zakat_rate: string | null;
+    zakat_dependant: number | null;
+    /**
+     * docs/exceptions.md
+     */
+    exceptions: string[];
+    /**
+     * The agency whose posting it is
+     */
+    agency: string;
+  }[];
+  stats: {
+    total_pages: number;
+    total_rows: number;
+    page: number;
+    items: number;
+  };
 }

@@ -2,14 +2,14 @@
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { agencyLogo } from '../../core/agency-logo.ts';
+import { isEmailAddress } from '../../core/email.ts';
 import { ringgitStringToSen } from '../../core/money.ts';
 import type { AddChargeRule, AgencySettings } from '../../core/store/index.ts';
 import { list } from './args.ts';
 
 const emails = (value: string): string[] => {
   const out = list(value);
-  for (const e of out)
-    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(e)) throw new InvalidArgumentError(`not an email: ${e}`);
+  for (const e of out) if (!isEmailAddress(e)) throw new InvalidArgumentError(`not an email: ${e}`);
   return out;
 };
 const hosts = (value: string): string[] => {

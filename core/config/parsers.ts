@@ -1,6 +1,7 @@
 /** The parsers of the configuration table: each reads a trimmed value and names its variable in a problem. */
 import path from 'node:path';
 import cronParser from 'cron-parser';
+import { isEmailAddress } from '../email.ts';
 import { ringgitStringToSen } from '../money.ts';
 import { BUSINESS_TIMEZONE } from '../time.ts';
 import type { Parser } from './variable.ts';
@@ -115,20 +116,18 @@ export const ringgit: Parser<number> = (raw, name, problems) => {
   return sen ?? 0;
 };
 
-const EMAIL = /^[^\s@,<>]+@[^\s@,<>]+\.[^\s@,<>]+$/;
-
 /** Comma-separated e-mail addresses; each wrong one is a problem of its own. */
 export const emails: Parser<readonly string[]> = (raw, name, problems) => {
   const addresses = list(raw, name, problems);
   for (const address of addresses)
-    if (!EMAIL.test(address)) problems.push(`${name}: "${address}" is not an e-mail address`);
+    if (!isEmailAddress(address)) problems.push(`${name}: "${address}" is not an e-mail address`);
   return addresses;
 };
 
 /** A sender: an address, alone or as `Name <address>`. */
 export const sender: Parser<string> = (raw, name, problems) => {
   const address = /<([^<>]*)>\s*$/.exec(raw)?.[1] ?? raw.trim();
-  if (!EMAIL.test(address)) problems.push(`${name} must be an address or Name <address> (got "${raw}")`);
+  if (!isEmailAddress(address)) problems.push(`${name} must be an address or Name <address> (got "${raw}")`);
   return raw;
 };
 

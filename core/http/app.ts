@@ -3,13 +3,14 @@ import Router from '@koa/router';
 import { problemMiddleware, type HtmlErrorPage } from './problem.ts';
 import { requestContext } from './request-context.ts';
 import type { Deps } from '../deps.ts';
+import type { AppRouter, AppState } from './state.ts';
 import { buildOpenApi } from '../../schemas/openapi.ts';
 import { version } from '../version.ts';
 import { mountHealth } from './health.ts';
 import { httpMetrics, mountMetrics } from './metrics.ts';
 
 /** A host's routes, mounted by createHttpApp. */
-export type MountRoutes = (router: Router, deps: Deps) => void;
+export type MountRoutes = (router: AppRouter, deps: Deps) => void;
 
 export interface HttpAppOptions {
   /** The routes of each host this app serves. */
@@ -29,7 +30,7 @@ export interface HttpAppOptions {
 export function createHttpApp(deps: Deps, options: HttpAppOptions): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
   app.silent = true;
-  const router = new Router();
+  const router = new Router<AppState>();
 
   const openApi = JSON.stringify(
     buildOpenApi({

@@ -5,7 +5,8 @@ import { readRawBody } from './raw-body.ts';
 /** Largest form accepted by the form endpoints (checkout, pay page, QR generators). */
 export const MAX_FORM_BYTES = 16 * 1024;
 
-const READ = Symbol('form');
+// The form a request already read: its body can be read only once.
+const reads = new WeakMap<Context, Promise<[string, string][]>>();
 
 /**
  * Names that, as a key of a plain object, would set its prototype or shadow its machinery instead of being
@@ -26,9 +27,12 @@ export function isReservedKey(key: string): boolean {
  * that looked at the form (the per-client limits) leaves it for the route.
  */
 export function readForm(ctx: Context, limit = MAX_FORM_BYTES): Promise<[string, string][]> {
-  const state = ctx.state as { [READ]?: Promise<[string, string][]> };
-  state[READ] ??= readFormOnce(ctx, limit);
-  return state[READ];
+  let read = reads.get(ctx);
+  if (!read) {
+    read = readFormOnce(ctx, limit);
+    reads.set(ctx, read);
+  }
+  return read;
 }
 
 async function readFormOnce(ctx: Context, limit: number): Promise<[string, string][]> {

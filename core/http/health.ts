@@ -1,7 +1,6 @@
-import type Router from '@koa/router';
-import type { Context } from 'koa';
 import { DomainError } from '../errors.ts';
 import type { Deps } from '../deps.ts';
+import type { AppContext, AppRouter } from './state.ts';
 
 /** What a failing dependency's 503 says; the cause itself is logged, never shown. */
 const FAILURES: Record<string, string> = {
@@ -15,16 +14,16 @@ const FAILURES: Record<string, string> = {
  * write; Redis answers in Redis mode), 503 naming each failing dependency; a load balancer sends traffic
  * only while it is 200. GET /health stays as an alias of ready for existing probes.
  */
-export function mountHealth(router: Router, deps: Deps, isShuttingDown?: () => boolean): void {
+export function mountHealth(router: AppRouter, deps: Deps, isShuttingDown?: () => boolean): void {
   router.get('/health/live', (ctx) => {
     ctx.body = { status: 'ok' };
   });
-  const ready = async (ctx: Context) => {
+  const ready = async (ctx: AppContext) => {
     if (isShuttingDown?.()) throw new DomainError('unavailable', 'Shutting down.');
     const results = await deps.readiness.check();
     const failing = results.filter((r) => !r.ok);
     if (failing.length > 0) {
-      const log = (ctx.state.log as Deps['logger'] | undefined) ?? deps.logger;
+      const log = ctx.state.log ?? deps.logger;
       log.warn({ failing }, 'not ready');
       throw new DomainError(
         'unavailable',

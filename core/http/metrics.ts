@@ -1,4 +1,4 @@
-import type Router from '@koa/router';
+import type { AppRouter } from './state.ts';
 import type { Context, Middleware, Next } from 'koa';
 import type { Deps } from '../deps.ts';
 import { DomainError } from '../errors.ts';
@@ -30,7 +30,7 @@ export function httpMetrics(deps: Deps): Middleware {
  * GET /metrics in the Prometheus text format, behind the admin password (HTTP Basic, user `admin`), as
  * the queue board is: it names queues, agencies and volumes. Without ADMIN_PASSWORD there is none (404).
  */
-export function mountMetrics(router: Router, deps: Deps): void {
+export function mountMetrics(router: AppRouter, deps: Deps): void {
   const password = deps.config.adminPassword;
   const guard = password
     ? requireAdmin(password)

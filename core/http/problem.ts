@@ -1,4 +1,5 @@
 import type { Context, Next } from 'koa';
+import type { AppContext } from './state.ts';
 import { DomainError, ERROR_CATALOGUE, PROBLEM_BASE, type ErrorCode } from '../errors.ts';
 import type { Problem } from '../../schemas/index.ts';
 import type { Logger } from '../logger.ts';
@@ -30,7 +31,7 @@ export type HtmlErrorPage = (ctx: Context, error: DomainError) => void;
  * with `htmlPage`, a browser (preferring HTML to JSON) gets the same refusal as a readable page instead.
  */
 export function problemMiddleware(logger: Logger, htmlPage?: HtmlErrorPage) {
-  return async (ctx: Context, next: Next): Promise<void> => {
+  return async (ctx: AppContext, next: Next): Promise<void> => {
     try {
       await next();
       // A status without a body (no route matched, or the router's 405/501 with its Allow header).
@@ -38,7 +39,7 @@ export function problemMiddleware(logger: Logger, htmlPage?: HtmlErrorPage) {
     } catch (err) {
       const error = toDomainError(err);
       if (error.code === 'internal') {
-        ((ctx.state.log as Logger | undefined) ?? logger).error({ err }, 'unhandled error');
+        (ctx.state.log ?? logger).error({ err }, 'unhandled error');
       }
       if (htmlPage && ctx.accepts('json', 'html') === 'html') {
         ctx.status = error.status;
@@ -58,7 +59,7 @@ function toDomainError(err: unknown): DomainError {
   return new DomainError('internal');
 }
 
-function writeProblem(ctx: Context, error: DomainError): void {
+function writeProblem(ctx: AppContext, error: DomainError): void {
   const entry = ERROR_CATALOGUE[error.code];
   const errors = error.fieldErrors.slice(0, MAX_PROBLEM_ERRORS);
   const problem: Problem = {

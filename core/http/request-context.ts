@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Context, Next } from 'koa';
+import type { Next } from 'koa';
 import type { Logger } from '../logger.ts';
+import type { AppContext } from './state.ts';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -9,7 +10,7 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
  * logs one line per request with a child logger that carries the id. Bodies and headers are not logged.
  */
 export function requestContext(logger: Logger) {
-  return async (ctx: Context, next: Next): Promise<void> => {
+  return async (ctx: AppContext, next: Next): Promise<void> => {
     const offered = ctx.get('x-request-id');
     const requestId = CLIENT_REQUEST_ID.test(offered) ? offered : randomUUID();
     const log = logger.child({ request_id: requestId });

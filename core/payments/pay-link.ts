@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { constantTimeEqual } from '../constant-time.ts';
 import { ringgitStringToSen } from '../money.ts';
 import { isReservedKey } from '../http/form.ts';
 import { canonicalQuery, encodeRfc3986 } from '../signatures.ts';
@@ -152,5 +153,5 @@ export function readPayLinkQuery(query: URLSearchParams): PayLinkQuery {
 /** True when `signature` is the service's signature of the link (constant time). */
 export function payLinkSignatureMatches(secret: string, link: PayLink, signature: string): boolean {
   if (!/^[0-9a-f]{32}$/.test(signature)) return false;
-  return timingSafeEqual(Buffer.from(payLinkSignature(secret, link)), Buffer.from(signature));
+  return constantTimeEqual(signature, payLinkSignature(secret, link));
 }

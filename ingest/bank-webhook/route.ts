@@ -1,30 +1,25 @@
-import type Router from '@koa/router';
-import type { Context, Next } from 'koa';
+import type { Next } from 'koa';
 import type { Deps } from '../../core/deps.ts';
 import { DomainError, ERROR_CATALOGUE, type RecordFieldError } from '../../core/errors.ts';
 import { parseJson, readRawBody } from '../../core/http/raw-body.ts';
 import { MAX_PROBLEM_ERRORS } from '../../core/http/problem.ts';
-import {
-  MAX_OBJECT_KEYS,
-  type BankWebhookRequest,
-  type BatchFieldError,
-  type BatchProblems,
-} from '../../schemas/index.ts';
+import type { AppContext, AppRouter, StateWith } from '../../core/http/state.ts';
+import { MAX_OBJECT_KEYS, type BatchFieldError, type BatchProblems } from '../../schemas/index.ts';
 import { createPartnerAuthenticator, requirePartner } from '../partner-auth.ts';
 import { ingestBankBatch } from './service.ts';
 
 /** POST /api/bank/webhook on the {pay_url} host: auth -> read and validate the batch -> store it. */
-export function mountBankWebhook(router: Router, deps: Deps): void {
+export function mountBankWebhook(router: AppRouter, deps: Deps): void {
   const authenticate = createPartnerAuthenticator(deps.store, { failures: deps.limits.partnerAuthFailures });
-  router.post(
+  router.post<StateWith<'partnerId' | 'batch'>>(
     '/api/bank/webhook',
     countBatch(deps),
     requirePartner(authenticate),
     readBatch(deps),
     async (ctx) => {
-      const { body, request } = ctx.state.batch as { body: Buffer; request: BankWebhookRequest };
+      const { body, request } = ctx.state.batch;
       ctx.body = await ingestBankBatch(deps, {
-        partnerId: ctx.state.partnerId as string,
+        partnerId: ctx.state.partnerId,
         contentType: ctx.get('content-type'),
         body,
         request,
@@ -35,7 +30,7 @@ export function mountBankWebhook(router: Router, deps: Deps): void {
 
 /** Counts each request by the status it gets: refusals (401, 413, 422, 503...) show in the metrics. */
 function countBatch(deps: Deps) {
-  return async (ctx: Context, next: Next): Promise<void> => {
+  return async (ctx: AppContext, next: Next): Promise<void> => {
     try {
       await next();
       deps.metrics.webhookBatch(ctx.status);
@@ -56,7 +51,7 @@ const BATCH_SHAPE = { maxDepth: 8, maxKeys: MAX_OBJECT_KEYS };
 function readBatch(deps: Deps) {
   const { maxBodyBytes, maxRecords } = deps.config.webhook;
   const validate = deps.validators.bankWebhookRequest;
-  return async (ctx: Context, next: Next): Promise<void> => {
+  return async (ctx: AppContext, next: Next): Promise<void> => {
     if (ctx.request.type !== 'application/json') {
       throw new DomainError(
         'unsupported-media-type',

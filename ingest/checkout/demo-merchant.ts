@@ -1,4 +1,4 @@
-import type Router from '@koa/router';
+import type { AppRouter } from '../../core/http/state.ts';
 import type { Deps } from '../../core/deps.ts';
 import { readRawBody } from '../../core/http/raw-body.ts';
 import { formatSen, ringgitStringToSen } from '../../core/money.ts';
@@ -24,7 +24,7 @@ interface Received {
  * agency LZS, and a receiver at its returnUrl that shows every callback it got, direct ones verified with
  * the merchant toolkit. Not mounted without demo data. Kept in memory: it is a demonstration.
  */
-export function mountDemoMerchant(router: Router, deps: Deps): void {
+export function mountDemoMerchant(router: AppRouter, deps: Deps): void {
   if (!deps.config.seedDemo) return;
   const received: Received[] = [];
 

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import type Router from '@koa/router';
+import type { AppRouter } from '../../core/http/state.ts';
 import type { Deps } from '../../core/deps.ts';
 import { DomainError } from '../../core/errors.ts';
 import { html, sendPage, wantsHtml } from './html.ts';
@@ -19,7 +19,7 @@ function readDocs(): Map<string, string> {
  * shop, the docs and the OpenAPI document; `/docs/` lists docs/*.md, each served as plain text. API clients
  * asking for `/` get the 404 problem they always got. Without demo data there is no front door.
  */
-export function mountFrontDoor(router: Router, deps: Deps): void {
+export function mountFrontDoor(router: AppRouter, deps: Deps): void {
   if (!deps.config.seedDemo) return;
   const docs = readDocs();
 

@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { AppContext } from '../../core/http/state.ts';
 import { LANGS, type Lang } from './i18n.ts';
 
 /** The preference cookie: strictly necessary (it only remembers the payer's own choice), so no banner. */
@@ -11,9 +11,9 @@ const isLang = (value: unknown): value is Lang => LANGS.includes(value as Lang);
  * The payer's language: `?lang=` (a switch on the page, remembered in the preference cookie), else the
  * cookie, else the browser's Accept-Language (English when it names neither).
  */
-export function payerLang(ctx: Context): Lang {
-  const cached = ctx.state.payerLang as Lang | undefined;
-  if (cached) return cached;
+export function payerLang(ctx: AppContext): Lang {
+  const cached = ctx.state.payerLang;
+  if (isLang(cached)) return cached;
   const asked = ctx.query.lang;
   let lang: Lang;
   if (isLang(asked)) {
@@ -33,7 +33,7 @@ export function payerLang(ctx: Context): Lang {
 }
 
 /** The same page in another language (GET pages only: a POST's page cannot be fetched again by a link). */
-export function switchHref(ctx: Context, lang: Lang): string | undefined {
+export function switchHref(ctx: AppContext, lang: Lang): string | undefined {
   if (ctx.method !== 'GET') return undefined;
   const query = new URLSearchParams(ctx.querystring);
   query.set('lang', lang);

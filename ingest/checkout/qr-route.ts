@@ -1,4 +1,4 @@
-import type Router from '@koa/router';
+import type { AppRouter } from '../../core/http/state.ts';
 import type { Deps } from '../../core/deps.ts';
 import { requireAcquirer } from '../../core/acquirer/index.ts';
 import { DomainError } from '../../core/errors.ts';
@@ -12,7 +12,7 @@ import { checkPayLink } from './pay-links.ts';
  * service are rendered (origin PUBLIC_BASE_URL, a pay path of an existing agency and category, a valid
  * refNo and amount, a valid signature if signed), so this is no open QR generator for phishing links.
  */
-export function mountUnsignedQr(router: Router, deps: Deps): void {
+export function mountUnsignedQr(router: AppRouter, deps: Deps): void {
   // The spec writes /qr2/; a link typed or pasted without the slash still finds it, query kept.
   // The router matches /qr2/ here too (trailing slash optional): only the bare path is redirected.
   router.get('/qr2', async (ctx, next) => {

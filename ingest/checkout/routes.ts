@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type Router from '@koa/router';
+import type { AppRouter } from '../../core/http/state.ts';
 import type { Context } from 'koa';
 import { requireAcquirer } from '../../core/acquirer/index.ts';
 import type { Acquirer } from '../../core/acquirer/types.ts';
@@ -12,8 +12,10 @@ import { indirectCallbackFields } from '../../core/payments/callback-fields.ts';
 import { settleOrder } from '../../core/payments/settle.ts';
 import type { AgencyRow, OrderRow, PaymentMethod } from '../../core/store/index.ts';
 import { sendPage, wantsHtml } from './html.ts';
-import { constantTimeEqual } from '../../core/passwords.ts';
-import { checkoutPage, payLinkPage, pendingPage, resultPage, type Page } from './pages.ts';
+import { constantTimeEqual } from '../../core/constant-time.ts';
+import { checkoutPage, payLinkPage } from './pages.ts';
+import { pendingPage, resultPage } from './result-pages.ts';
+import type { Page } from './page-parts.ts';
 import { payerLang } from './lang.ts';
 import { checkPayLink } from './pay-links.ts';
 import { openOrder } from './service.ts';
@@ -34,7 +36,7 @@ function readAsset(name: string): string {
  * links and QR codes, and the static assets of those pages. A browser gets HTML pages, errors included;
  * an API client (Accept: application/json, or curl's default Accept) gets JSON and application/problem+json.
  */
-export function mountCheckout(router: Router, deps: Deps): void {
+export function mountCheckout(router: AppRouter, deps: Deps): void {
   const send = (ctx: Context, status: number, page: Page) =>
     sendPage(ctx, status, { ...page, sandbox: deps.acquirer?.sandbox === true });
 

@@ -1,11 +1,11 @@
-import type Router from '@koa/router';
+import type { AppRouter } from '../../core/http/state.ts';
 import { SANDBOX_BANKS, SANDBOX_OUTCOMES } from '../../core/acquirer/sandbox.ts';
 import type { Deps } from '../../core/deps.ts';
 import { DomainError } from '../../core/errors.ts';
 import { readRawBody } from '../../core/http/raw-body.ts';
 import { PENDING_CODES } from '../../core/payments/status.ts';
 import { sendPage } from './html.ts';
-import { sandboxBankPage } from './pages.ts';
+import { sandboxBankPage } from './sandbox-page.ts';
 import { payerLang } from './lang.ts';
 
 /**
@@ -13,7 +13,7 @@ import { payerLang } from './lang.ts';
  * or later resolves one left pending. The form posts `outcome`, so curl can do the same:
  *   curl -d outcome=00 {base_url}/sandbox/<ref>
  */
-export function mountSandbox(router: Router, deps: Deps): void {
+export function mountSandbox(router: AppRouter, deps: Deps): void {
   // Only where the sandbox is the acquirer: production has no sandbox page or route at all.
   if (deps.acquirer?.sandbox !== true) return;
   router.get('/sandbox/:ref', async (ctx) => {

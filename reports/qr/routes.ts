@@ -1,7 +1,7 @@
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Deps } from '../../core/deps.ts';
 import { DomainError } from '../../core/errors.ts';
+import type { AppRouter, StateWith } from '../../core/http/state.ts';
 import type { AgencyRow } from '../../core/store/index.ts';
 import type { QrRequest } from '../../schemas/index.ts';
 import { requireSignedForm } from '../auth.ts';
@@ -14,16 +14,16 @@ import { createDuitNowQr, createPayLinkQr, PNG_PATH, servedQrCode } from './serv
  * The QR generators on {reports_url} (spec 4.2): signed form in (5.3 POST rule), 201 JSON with the PNG URL
  * out; and the PNG URLs themselves, which need no credentials but their unguessable token (docs/qr.md).
  */
-export function mountQrCodes(router: Router, deps: Deps): void {
-  router.post('/api/qrcode/v1/generator', requireSignedForm(deps), async (ctx) => {
+export function mountQrCodes(router: AppRouter, deps: Deps): void {
+  router.post<StateWith<'form'>>('/api/qrcode/v1/generator', requireSignedForm(deps), async (ctx) => {
     // A signed QR code holds a pay link: without an acquirer it would lead payers nowhere.
     requireAcquirer(deps.acquirer);
-    const { agency, request } = await qrRequest(ctx, deps);
+    const { agency, request } = await qrRequest(ctx.state.form, deps);
     created(ctx, await createPayLinkQr(deps, agency, request));
   });
 
-  router.post('/api/duitnowqr/v1/generator', requireSignedForm(deps), async (ctx) => {
-    const { agency, request } = await qrRequest(ctx, deps);
+  router.post<StateWith<'form'>>('/api/duitnowqr/v1/generator', requireSignedForm(deps), async (ctx) => {
+    const { agency, request } = await qrRequest(ctx.state.form, deps);
     created(ctx, await createDuitNowQr(deps, agency, request));
   });
 
@@ -37,8 +37,10 @@ export function mountQrCodes(router: Router, deps: Deps): void {
 }
 
 /** The validated request and its agency; the category must be one of the agency's (422). */
-async function qrRequest(ctx: Context, deps: Deps): Promise<{ agency: AgencyRow; request: QrRequest }> {
-  const entries = ctx.state.form as [string, string][];
+async function qrRequest(
+  entries: StateWith<'form'>['form'],
+  deps: Deps,
+): Promise<{ agency: AgencyRow; request: QrRequest }> {
   const { request } = parseQrRequest(entries, deps.validators, deps.config.checkout.maxAmountSen);
   const agency = await deps.store.agencies.get(request.agency);
   if (!agency) throw new DomainError('signature-mismatch');
