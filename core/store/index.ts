@@ -15,6 +15,7 @@ import { reconArchiveRepository } from './recon-archive.ts';
 import { qrCodesRepository } from './qr-codes.ts';
 import { opsRepository } from './ops.ts';
 import { receiptsRepository } from './receipts.ts';
+import { dashboardReadsRepository, type DashboardReadsRepository } from './dashboard-reads.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
 export { NORMALISE_QUEUE } from './bank-postings.ts';
@@ -56,6 +57,17 @@ export type { OutboxRow, QueueStats } from './outbox.ts';
 export type { NormalisedFields, BatchVersion, LedgerEntry, Job } from './pipeline.ts';
 export { TEST_SINK } from './pipeline.ts';
 export type { PartnerSummary, PartnerPasswordRow } from './partners.ts';
+export type {
+  DashboardReadsRepository,
+  DashboardOverview,
+  DayFigures,
+  DashboardRun,
+  RunMail,
+  DashboardPaymentFilter,
+  DashboardPostingFilter,
+  DashboardCallback,
+  CallbackState,
+} from './dashboard-reads.ts';
 export type { OutboxBacklog, CallbackCount, ReconHealth, UnledgeredVersions } from './ops.ts';
 
 /**
@@ -81,6 +93,8 @@ export interface Store {
   readonly receipts: ReturnType<typeof receiptsRepository>;
   /** The readiness write and the counts metrics read. */
   readonly ops: ReturnType<typeof opsRepository>;
+  /** The merchant dashboard's reads, each within one agency. */
+  readonly dashboardReads: DashboardReadsRepository;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
   close(): void;
@@ -107,6 +121,7 @@ export function openStore(file: string): Store {
     qrCodes: qrCodesRepository(db),
     receipts: receiptsRepository(db),
     ops: opsRepository(db),
+    dashboardReads: dashboardReadsRepository(db),
     async ping() {
       db.prepare('SELECT 1').get();
     },

@@ -151,6 +151,21 @@ export function reconRunsRepository(db: Db, file: string) {
         .map(parseRun);
     },
 
+    /**
+     * Queues the run's workbook to be e-mailed again (the dashboard's re-mail): a job of its own, which
+     * sends unless an e-mail of this run was sent at or after `at` (so a job run twice sends once).
+     */
+    async requestRemail(runId: number, at: string): Promise<void> {
+      db.transaction(() =>
+        writeOutbox(
+          RECON_EMAIL_QUEUE,
+          `${reconEmailJobId(runId)}.again.${Date.parse(at)}`,
+          { runId, after: at },
+          at,
+        ),
+      ).immediate();
+    },
+
     async recordDelivery(delivery: ReconDelivery): Promise<void> {
       db.prepare(
         `INSERT INTO recon_deliveries (run_id, recipients, attempt, at, outcome, message_id, detail)
