@@ -152,18 +152,25 @@ export function reconRunsRepository(db: Db, file: string) {
     },
 
     /**
-     * Queues the run's workbook to be e-mailed again (the dashboard's re-mail): a job of its own, which
-     * sends unless an e-mail of this run was sent at or after `at` (so a job run twice sends once).
+     * Queues the run's workbook to be e-mailed again (the dashboard's re-mail), as a job of its own that
+     * sends only while no e-mail of the run was sent since it was asked for: a job run twice sends once, and
+     * a second click before it is sent asks for the same e-mail (the same job id).
      */
     async requestRemail(runId: number, at: string): Promise<void> {
-      db.transaction(() =>
+      db.transaction(() => {
+        const sent =
+          db
+            .prepare<[number], { n: number }>(
+              `SELECT count(*) AS n FROM recon_deliveries WHERE run_id = ? AND outcome = 'sent'`,
+            )
+            .get(runId)?.n ?? 0;
         writeOutbox(
           RECON_EMAIL_QUEUE,
-          `${reconEmailJobId(runId)}.again.${Date.parse(at)}`,
-          { runId, after: at },
+          `${reconEmailJobId(runId)}.again.${sent + 1}`,
+          { runId, sentBefore: sent },
           at,
-        ),
-      ).immediate();
+        );
+      }).immediate();
     },
 
     async recordDelivery(delivery: ReconDelivery): Promise<void> {

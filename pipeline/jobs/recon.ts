@@ -42,8 +42,8 @@ export const reconNightlyJob: JobDefinition<ReconNightlyData> = {
 
 export interface ReconEmailData {
   runId: number;
-  /** A re-mail asked for at this instant: sent again unless an e-mail of the run was sent since. */
-  after?: string;
+  /** A re-mail, asked for when this many e-mails of the run had been sent: sent unless one was since. */
+  sentBefore?: number;
 }
 
 /** E-mails a run's workbook to its recipients; every attempt is recorded, a sent run is never re-sent. */
@@ -54,8 +54,8 @@ export const reconEmailJob: JobDefinition<ReconEmailData> = {
     const run = typeof data.runId === 'number' ? await deps.store.reconRuns.get(data.runId) : undefined;
     if (!run) throw new PermanentJobError(`no reconciliation run ${String(data.runId)}`);
     const deliveries = await deps.store.reconRuns.deliveries(run.id);
-    const after = typeof data.after === 'string' ? data.after : undefined;
-    if (deliveries.some((d) => d.outcome === 'sent' && (after === undefined || d.at >= after))) return;
+    const sent = deliveries.filter((d) => d.outcome === 'sent').length;
+    if (typeof data.sentBefore === 'number' ? sent > data.sentBefore : sent > 0) return;
     const isTest = run.sink === TEST_SINK;
     const agency = isTest ? undefined : await deps.store.agencies.get(run.sink);
     const recipients = recipientsOf(deps, agency?.settings.reportRecipients);

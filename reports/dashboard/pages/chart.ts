@@ -9,7 +9,7 @@ const AXIS = 20;
 
 /**
  * A bar per day of collected ringgit. The SVG has a title and a description (the total and the best day),
- * scales to its container (viewBox), and each bar names its day and amount in a <title> for pointer users;
+ * scales to its container's width keeping its proportions (viewBox), and each bar names its day and amount in a <title> for pointer users;
  * the figures themselves are also in the table beside it.
  */
 export function collectionsChart(days: readonly DayFigures[]): SafeHtml {
@@ -37,14 +37,7 @@ export function collectionsChart(days: readonly DayFigures[]): SafeHtml {
     `${rm(total)} collected from ${first} to ${last}` +
     (best && best.collected.sumSen > 0 ? `; the most on ${best.day}, ${rm(best.collected.sumSen)}.` : '.');
   return html`<figure class="chart">
-    <svg
-      viewBox="0 0 ${WIDTH} ${HEIGHT}"
-      role="img"
-      aria-labelledby="chart-title chart-desc"
-      preserveAspectRatio="none"
-      width="100%"
-      height="${HEIGHT}"
-    >
+    <svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="chart-title chart-desc" width="100%">
       <title id="chart-title">Collections per day, last ${days.length} days</title>
       <desc id="chart-desc">${description}</desc>
       <line x1="0" y1="${HEIGHT - AXIS}" x2="${WIDTH}" y2="${HEIGHT - AXIS}" stroke="#555" stroke-width="1" />

@@ -24,7 +24,10 @@ function dayCard(title: string, day: DayFigures | undefined): SafeHtml {
     <h2 id="card-${day.day}">${title} <small>${day.day}</small></h2>
     <dl>
       <dt>Collected</dt>
-      <dd>${rm(day.collected.sumSen)} <small>(${day.collected.count} payments)</small></dd>
+      <dd>
+        ${rm(day.collected.sumSen)}
+        <small>(${day.collected.count} ${day.collected.count === 1 ? 'payment' : 'payments'})</small>
+      </dd>
       <dt>Pending</dt>
       <dd>${day.pending}</dd>
       <dt>Failed</dt>
