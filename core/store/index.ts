@@ -15,6 +15,7 @@ import { reconArchiveRepository } from './recon-archive.ts';
 import { qrCodesRepository } from './qr-codes.ts';
 import { opsRepository } from './ops.ts';
 import { receiptsRepository } from './receipts.ts';
+import { dashboardUsersRepository, type DashboardUsersRepository } from './dashboard-users.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
 export { NORMALISE_QUEUE } from './bank-postings.ts';
@@ -57,6 +58,15 @@ export type { NormalisedFields, BatchVersion, LedgerEntry, Job } from './pipelin
 export { TEST_SINK } from './pipeline.ts';
 export type { PartnerSummary, PartnerPasswordRow } from './partners.ts';
 export type { OutboxBacklog, CallbackCount, ReconHealth, UnledgeredVersions } from './ops.ts';
+export type {
+  DashboardRole,
+  DashboardMembership,
+  DashboardUser,
+  DashboardCredentials,
+  DashboardSession,
+  DashboardUsersRepository,
+  AuditEntry,
+} from './dashboard-users.ts';
 
 /**
  * All SQL lives behind these repositories, one coarse function per use case. They return Promises
@@ -79,6 +89,8 @@ export interface Store {
   readonly reconArchive: ReturnType<typeof reconArchiveRepository>;
   readonly qrCodes: ReturnType<typeof qrCodesRepository>;
   readonly receipts: ReturnType<typeof receiptsRepository>;
+  /** The merchant dashboard's users, sessions and audit log. */
+  readonly dashboardUsers: DashboardUsersRepository;
   /** The readiness write and the counts metrics read. */
   readonly ops: ReturnType<typeof opsRepository>;
   /** Cheap liveness probe for /health. */
@@ -106,6 +118,7 @@ export function openStore(file: string): Store {
     reconArchive: reconArchiveRepository(db),
     qrCodes: qrCodesRepository(db),
     receipts: receiptsRepository(db),
+    dashboardUsers: dashboardUsersRepository(db),
     ops: opsRepository(db),
     async ping() {
       db.prepare('SELECT 1').get();
