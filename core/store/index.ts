@@ -16,6 +16,7 @@ import { qrCodesRepository } from './qr-codes.ts';
 import { opsRepository } from './ops.ts';
 import { receiptsRepository } from './receipts.ts';
 import { dashboardReadsRepository, type DashboardReadsRepository } from './dashboard-reads.ts';
+import { dashboardUsersRepository, type DashboardUsersRepository } from './dashboard-users.ts';
 
 export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
 export { NORMALISE_QUEUE } from './bank-postings.ts';
@@ -69,6 +70,15 @@ export type {
   CallbackState,
 } from './dashboard-reads.ts';
 export type { OutboxBacklog, CallbackCount, ReconHealth, UnledgeredVersions } from './ops.ts';
+export type {
+  DashboardRole,
+  DashboardMembership,
+  DashboardUser,
+  DashboardCredentials,
+  DashboardSession,
+  DashboardUsersRepository,
+  AuditEntry,
+} from './dashboard-users.ts';
 
 /**
  * All SQL lives behind these repositories, one coarse function per use case. They return Promises
@@ -91,6 +101,8 @@ export interface Store {
   readonly reconArchive: ReturnType<typeof reconArchiveRepository>;
   readonly qrCodes: ReturnType<typeof qrCodesRepository>;
   readonly receipts: ReturnType<typeof receiptsRepository>;
+  /** The merchant dashboard's users, sessions and audit log. */
+  readonly dashboardUsers: DashboardUsersRepository;
   /** The readiness write and the counts metrics read. */
   readonly ops: ReturnType<typeof opsRepository>;
   /** The merchant dashboard's reads, each within one agency. */
@@ -120,6 +132,7 @@ export function openStore(file: string): Store {
     reconArchive: reconArchiveRepository(db),
     qrCodes: qrCodesRepository(db),
     receipts: receiptsRepository(db),
+    dashboardUsers: dashboardUsersRepository(db),
     ops: opsRepository(db),
     dashboardReads: dashboardReadsRepository(db),
     async ping() {
