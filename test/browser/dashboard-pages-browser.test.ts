@@ -130,6 +130,9 @@ test(
         await page.goto(url);
         assert.ok(await page.locator('h1').first().isVisible(), `${name}: has its heading`);
         await accessible(page, `${name} at ${size.name}`);
+        // Wide tables scroll inside their own box: the page itself never scrolls sideways.
+        const scrollWidth = await page.evaluate<number>('document.documentElement.scrollWidth');
+        assert.ok(scrollWidth <= size.width, `${name} fits ${size.width} px (${scrollWidth})`);
         await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${size.name}.png`), fullPage: true });
       }
     }

@@ -12,7 +12,7 @@ const STATE_LABELS: Record<CallbackStateFilter, string> = {
   queued: 'Queued',
   delivered: 'Delivered',
   superseded: 'Superseded',
-  gone: 'Refused (410)',
+  gone: 'Refused by the merchant',
   dead: 'Given up',
 };
 
@@ -61,7 +61,7 @@ export function callbacksBody(
             <td>${statusBadge(c.failing && c.state === 'queued' ? 'retrying' : c.state)}</td>
             <td class="num">${c.attempts}</td>
             <td>${lastAttempt(c)}</td>
-            <td>${c.url}</td>
+            <td class="mono">${c.url}</td>
             <td>
               <details>
                 <summary>Attempts</summary>

@@ -17,7 +17,7 @@ export const agencyBase = (agency: string): string => `/dashboard/a/${encodeURIC
 
 /** A table that scrolls sideways on a phone instead of widening the page; captioned, headers scoped. */
 export function table(caption: string, headers: readonly string[], rows: readonly SafeHtml[]): SafeHtml {
-  return html`<div class="table-scroll" role="region" aria-label="${caption}" tabindex="0">
+  return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0">
     <table>
       <caption>
         ${caption}

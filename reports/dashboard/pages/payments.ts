@@ -150,7 +150,7 @@ export function orderBody(
             (c) =>
               html`<section aria-labelledby="cb-${c.id}">
                 <h3 id="cb-${c.id}">Callback ${c.id}: ${c.status}, ${c.state}</h3>
-                <p>To ${c.url}, queued ${klTime(c.createdAt)}</p>
+                <p>To <span class="mono">${c.url}</span>, queued ${klTime(c.createdAt)}</p>
                 ${attemptsTable(`Attempts of callback ${c.id}`, c.attemptLog)}
               </section>`,
           )}`

@@ -70,7 +70,7 @@ export function runBody(agency: string, run: DashboardRun, csrf: SafeHtml | null
       <dt>Workbook</dt>
       <dd>
         <a href="${base}/${run.id}/workbook" download>${path.basename(run.file)}</a>
-        <small>(SHA-256 <code>${run.fileSha256}</code>)</small>
+        <small>(SHA-256 <code class="mono">${run.fileSha256}</code>)</small>
       </dd>
     </dl>
     ${postButton(`${base}/${run.id}/remail`, 'E-mail this workbook again', csrf)}
