@@ -395,6 +395,11 @@ test('the dashboard pages of an agency', async (t) => {
     has(shown.text, /role="status">The callback was queued again/);
     const audit = await app.deps.store.dashboardUsers.audit('LZS', { limit: 10 });
     assert.ok(audit.some((e) => e.action === 'callback.redeliver' && e.target === callbacks.dead));
+    // An order with no callback (a pay-link payment) has nothing to send again, and says so.
+    const none = lzsOrders[0]!.orderNo;
+    const nothing = await admin.post(`${lzs}/callbacks`, `${lzs}/payments/${none}/redeliver`);
+    assert.equal(nothing.headers.get('location'), `${lzs}/payments/${none}?notice=no-callback`);
+    assert.deepEqual(await app.deps.store.checkout.callbacksOf(none), []);
   });
 
   await t.test(
@@ -493,7 +498,10 @@ test('the dashboard pages of an agency', async (t) => {
       `${lzs}/payments/NO-SUCH-ORDER`,
       `${lzs}/reconciliation/999999`,
     ]) {
-      assert.equal((await admin.fetch(path)).status, 404, path);
+      const response = await admin.fetch(path);
+      assert.equal(response.status, 404, path);
+      // The very page a non-member of the agency gets: nothing tells a foreign id from a missing one.
+      assert.match(await response.text(), /There is no such page for you here\./);
     }
     assert.equal((await admin.post(`${lzs}/`, `${lzs}/payments/${ppzOrder}/redeliver`)).status, 404);
     assert.equal((await admin.post(`${lzs}/`, `${lzs}/reconciliation/${ppz.run.id}/remail`)).status, 404);

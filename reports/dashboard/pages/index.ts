@@ -2,12 +2,11 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Deps } from '../../../core/deps.ts';
-import { DomainError } from '../../../core/errors.ts';
 import { SafeHtml, type SafeHtml as Html } from '../../../core/html.ts';
 import { businessDate } from '../../../core/time.ts';
 import { sendWorkbook } from '../../reconciliation-routes.ts';
 import { recordAudit } from '../audit.ts';
-import { requireAdmin, sendHtml } from '../guards.ts';
+import { requireAdmin, sendHtml, sendRefusal } from '../guards.ts';
 import { csrfField, dashboardPage, type DashboardNav } from '../layout.ts';
 import type { DashboardState } from '../state.ts';
 import { CALLBACK_STATES, callbacksBody } from './callbacks.ts';
@@ -28,7 +27,11 @@ const RUNS_SHOWN = 100;
 const NOTICES: Record<string, string> = {
   redelivered: 'The callback was queued again; the pipeline delivers it in a moment.',
   remailed: 'The workbook was queued to be e-mailed again to the report recipients.',
+  'no-callback': 'This order has no callback to send again.',
 };
+
+/** The page a non-member gets too: another agency's order or run looks exactly like a missing one. */
+const notFound = (ctx: Context) => sendRefusal(ctx, 404, 'Not found', 'There is no such page for you here.');
 
 const stateOf = (ctx: Context) => ctx.state.dashboard as DashboardState;
 /** The CSRF field for an admin's forms; null for a viewer, who is shown none. */
@@ -116,7 +119,7 @@ export function registerDashboardPages(router: Router, deps: Deps): void {
   router.get('/payments/:orderNo', async (ctx) => {
     const state = stateOf(ctx);
     const order = await reads.order(state.agency, String(ctx.params.orderNo));
-    if (!order) throw new DomainError('not-found', 'No such order in this agency.');
+    if (!order) return notFound(ctx);
     send(ctx, `Order ${order.orderNo}`, 'payments', orderBody(state.agency, order, adminCsrf(state)));
   });
 
@@ -124,13 +127,13 @@ export function registerDashboardPages(router: Router, deps: Deps): void {
   router.post('/payments/:orderNo/redeliver', requireAdmin, async (ctx) => {
     const state = stateOf(ctx);
     const order = await reads.order(state.agency, String(ctx.params.orderNo));
-    if (!order) throw new DomainError('not-found', 'No such order in this agency.');
+    if (!order) return notFound(ctx);
     const id = await deps.store.checkout.redeliver(order.orderNo, deps.clock.now().toISOString());
-    if (id === undefined) throw new DomainError('not-found', 'This order has no callback to send again.');
-    await recordAudit(deps, state, 'callback.redeliver', order.orderNo, { callbackId: id });
+    if (id !== undefined)
+      await recordAudit(deps, state, 'callback.redeliver', order.orderNo, { callbackId: id });
     ctx.status = 303;
     ctx.redirect(
-      `${agencyBase(state.agency)}/payments/${encodeURIComponent(order.orderNo)}?notice=redelivered`,
+      `${agencyBase(state.agency)}/payments/${encodeURIComponent(order.orderNo)}?notice=${id === undefined ? 'no-callback' : 'redelivered'}`,
     );
   });
 
@@ -204,13 +207,12 @@ export function registerDashboardPages(router: Router, deps: Deps): void {
 
   const runOf = async (ctx: Context) => {
     const id = runIdOf(ctx);
-    const run = id === undefined ? undefined : await reads.run(stateOf(ctx).agency, id);
-    if (!run) throw new DomainError('not-found', 'No such reconciliation run in this agency.');
-    return run;
+    return id === undefined ? undefined : await reads.run(stateOf(ctx).agency, id);
   };
 
   router.get('/reconciliation/:runId', async (ctx) => {
     const run = await runOf(ctx);
+    if (!run) return notFound(ctx);
     const state = stateOf(ctx);
     send(
       ctx,
@@ -221,12 +223,15 @@ export function registerDashboardPages(router: Router, deps: Deps): void {
   });
 
   router.get('/reconciliation/:runId/workbook', async (ctx) => {
-    sendWorkbook(ctx, deps, await runOf(ctx));
+    const run = await runOf(ctx);
+    if (!run) return notFound(ctx);
+    sendWorkbook(ctx, deps, run);
   });
 
   // Re-mail: a job of its own through the outbox, like the nightly e-mail (pipeline/jobs/recon.ts).
   router.post('/reconciliation/:runId/remail', requireAdmin, async (ctx) => {
     const run = await runOf(ctx);
+    if (!run) return notFound(ctx);
     const state = stateOf(ctx);
     await deps.store.reconRuns.requestRemail(run.id, deps.clock.now().toISOString());
     await recordAudit(deps, state, 'reconciliation.remail', String(run.id), { day: run.businessDate });
