@@ -121,18 +121,18 @@ export async function assertNoDemoSecrets(store: Store): Promise<void> {
       }
     }
   }
+  for (const agency of seed.agencies) {
+    if ((await store.agencies.apiKeyOf(agency.code)) === agency.apiKey) {
+      throw new Error(
+        `Agency ${agency.code} still has the demo API key; rotate it: amil agency rotate-key ${agency.code}`,
+      );
+    }
+  }
   for (const demo of seed.dashboardUsers) {
     const user = await store.dashboardUsers.byEmail(demo.email);
     if (user && user.disabledAt === null && (await verifyPassword(demo.password, user.passwordHash))) {
       throw new Error(
         `Dashboard user ${demo.email} still has the demo password; disable it: amil user disable ${demo.email}`,
-      );
-    }
-  }
-  for (const agency of seed.agencies) {
-    if ((await store.agencies.apiKeyOf(agency.code)) === agency.apiKey) {
-      throw new Error(
-        `Agency ${agency.code} still has the demo API key; rotate it: amil agency rotate-key ${agency.code}`,
       );
     }
   }

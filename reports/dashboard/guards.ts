@@ -71,8 +71,9 @@ async function csrfOf(ctx: Context): Promise<string | undefined> {
 
 /** True when a state-changing request carries the session's token and, if it says, comes from here. */
 export async function csrfOk(ctx: Context, expected: string): Promise<boolean> {
+  // Koa 3's ctx.origin is the Origin header itself; ours is the scheme and host the request came to.
   const origin = ctx.get('Origin');
-  if (origin && origin !== ctx.origin) return false;
+  if (origin && origin !== `${ctx.protocol}://${ctx.host}`) return false;
   const token = await csrfOf(ctx);
   return token !== undefined && constantTimeEqual(token, expected);
 }
