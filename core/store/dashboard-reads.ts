@@ -157,10 +157,8 @@ export interface DashboardReadsRepository {
     limit: number,
     offset: number,
   ): Promise<{ rows: ZakatReportRow[]; total: number }>;
-  /** The exception codes, states and types the agency's postings of those days carry (the filter's choices). */
-  postingChoices(
-    filter: Pick<DashboardPostingFilter, 'agency' | 'firstDay' | 'lastDay'>,
-  ): Promise<{ codes: string[]; states: string[]; types: string[] }>;
+  /** The exception codes the agency's postings of those days carry (the code filter's choices). */
+  postingCodes(filter: Pick<DashboardPostingFilter, 'agency' | 'firstDay' | 'lastDay'>): Promise<string[]>;
   callbacksPage(
     filter: { agency: string; state?: CallbackState | 'failing' },
     limit: number,
@@ -258,15 +256,13 @@ export function dashboardReadsRepository(db: Db): DashboardReadsRepository {
     `SELECT ${POSTING_COLUMNS} ${LATEST_LEDGER} ${POSTING_FILTER}
      ORDER BY n.business_date, n.posting_id LIMIT @limit OFFSET @offset`,
   );
-  const choices = db.prepare<
-    { agency: string; firstDay: string; lastDay: string },
-    { kind: 'code' | 'state' | 'type'; value: string }
-  >(
-    `WITH latest AS (SELECT l.exceptions, n.state, n.type ${LATEST_LEDGER})
-     SELECT DISTINCT 'code' AS kind, j.value AS value FROM latest, json_each(latest.exceptions) j
-     UNION SELECT DISTINCT 'state', state FROM latest WHERE state IS NOT NULL
-     UNION SELECT DISTINCT 'type', type FROM latest WHERE type IS NOT NULL
-     ORDER BY 1, 2`,
+  // Flagged entries only, straight from the ledger (it keeps each version's codes): no posting row is read.
+  const codes = db.prepare<{ agency: string; firstDay: string; lastDay: string }, { code: string }>(
+    `SELECT DISTINCT j.value AS code FROM ledger_entries l, json_each(l.exceptions) j
+     WHERE l.sink = @agency AND l.business_date BETWEEN @firstDay AND @lastDay AND l.exceptions <> '[]'
+       AND NOT EXISTS (SELECT 1 FROM ledger_entries l2
+         WHERE l2.sink = l.sink AND l2.posting_id = l.posting_id AND l2.version > l.version)
+     ORDER BY 1`,
   );
 
   const callbackWhere = `p.agency_code = @agency AND (@state IS NULL
@@ -401,14 +397,8 @@ export function dashboardReadsRepository(db: Db): DashboardReadsRepository {
       }))();
     },
 
-    async postingChoices({ agency, firstDay, lastDay }) {
-      const out = { codes: [] as string[], states: [] as string[], types: [] as string[] };
-      for (const { kind, value } of choices.all({ agency, firstDay, lastDay })) {
-        if (kind === 'code') out.codes.push(value);
-        else if (kind === 'state') out.states.push(value);
-        else out.types.push(value);
-      }
-      return out;
+    async postingCodes({ agency, firstDay, lastDay }) {
+      return codes.all({ agency, firstDay, lastDay }).map((row) => row.code);
     },
 
     async callbacksPage(filter, limit, offset) {

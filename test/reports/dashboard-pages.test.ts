@@ -348,6 +348,9 @@ test('the dashboard pages of an agency', async (t) => {
     const rows = rowsOf(page.text, `Bank postings from ${DAY} to ${DAY}`);
     assert.deepEqual(rows.map((r) => r[0]).sort(), flagged.map((i) => i.id).sort());
     for (const row of rows) assert.match(row[8] ?? '', /FITRAH_MISMATCH/);
+    // The code filter offers the codes those days carry (and "any"), chosen as asked.
+    has(page.text, /<option value="FITRAH_MISMATCH" selected>FITRAH_MISMATCH<\/option>/);
+    has(page.text, /<option value="any" >Any exception<\/option>/);
 
     const state = flagged[0]!.state;
     const byState = await admin.page(`${lzs}/postings?start=${DAY}&end=${DAY}&state=${state}`);

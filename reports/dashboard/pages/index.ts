@@ -154,15 +154,15 @@ export function registerDashboardPages(router: Router, deps: Deps): void {
       ...(stateCode !== undefined && { state: stateCode }),
       ...(type !== undefined && { type }),
     };
-    const [{ rows, total }, choices] = await Promise.all([
+    const [{ rows, total }, codes] = await Promise.all([
       reads.postingsPage(filter, PAGE_SIZE, page * PAGE_SIZE),
-      reads.postingChoices(filter),
+      reads.postingCodes(filter),
     ]);
     send(
       ctx,
       'Bank postings',
       'postings',
-      postingsBody(agency, { start, end, code, state: stateCode, type }, choices, {
+      postingsBody(agency, { start, end, code, state: stateCode, type }, codes, {
         rows,
         total,
         page,

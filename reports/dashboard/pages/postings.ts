@@ -1,7 +1,7 @@
 /** The bank postings page: the zakat report with its exception codes, filtered by code, state and type. */
 import { html, type SafeHtml } from '../../../core/html.ts';
 import type { ZakatReportRow } from '../../../core/store/index.ts';
-import { stateName, typeName } from '../../reconciliation/names.ts';
+import { STATE_CODES, stateName, TYPE_CODES, typeName } from '../../reconciliation/names.ts';
 import { agencyBase, field, klTime, pager, rm, select, statusBadge, table } from './format.ts';
 
 export interface PostingQuery {
@@ -12,11 +12,15 @@ export interface PostingQuery {
   type?: string;
 }
 
-/** The filter form (its choices are the codes, states and types of those days) and one page. */
+/** The choices of a filter, with the value asked for kept even when it is not one of them. */
+const withAsked = (codes: readonly string[], asked: string | undefined) =>
+  asked === undefined || codes.includes(asked) ? codes : [...codes, asked];
+
+/** The filter form (codes those days carry; the spec's states and types) and one page. */
 export function postingsBody(
   agency: string,
   query: PostingQuery,
-  choices: { codes: string[]; states: string[]; types: string[] },
+  codes: readonly string[],
   page: { rows: ZakatReportRow[]; total: number; page: number; size: number },
 ): SafeHtml {
   const base = `${agencyBase(agency)}/postings`;
@@ -26,19 +30,19 @@ export function postingsBody(
       ${field('To (UTC+8)', 'end', query.end, { type: 'date' })}
       ${select('Exception code', 'code', query.code, [
         ['any', 'Any exception'],
-        ...choices.codes.map((c) => [c, c] as const),
+        ...withAsked(codes, query.code === 'any' ? undefined : query.code).map((c) => [c, c] as const),
       ])}
       ${select(
         'State',
         'state',
         query.state,
-        choices.states.map((s) => [s, stateName(s)] as const),
+        withAsked(STATE_CODES, query.state).map((s) => [s, stateName(s)] as const),
       )}
       ${select(
         'Zakat type',
         'type',
         query.type,
-        choices.types.map((t) => [t, typeName(t)] as const),
+        withAsked(TYPE_CODES, query.type).map((t) => [t, typeName(t)] as const),
       )}
       <p><button type="submit">Filter</button></p>
     </form>
