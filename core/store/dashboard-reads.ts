@@ -82,16 +82,22 @@ const POSTING_COLUMNS = `n.posting_id AS postingId, n.sink, n.orderno, n.status,
   n.dependants, n.exceptions`;
 
 /** A posting's latest version in the agency's ledger (through the ledger's day index and primary key). */
-const LATEST_LEDGER = `FROM ledger_entries l
-  JOIN normalised_postings n ON n.posting_id = l.posting_id AND n.version = l.version
-  WHERE l.sink = @agency AND l.business_date BETWEEN @firstDay AND @lastDay
-    AND NOT EXISTS (SELECT 1 FROM ledger_entries l2
-      WHERE l2.sink = l.sink AND l2.posting_id = l.posting_id AND l2.version > l.version)`;
+const LATEST = `l.sink = @agency AND l.business_date BETWEEN @firstDay AND @lastDay
+  AND NOT EXISTS (SELECT 1 FROM ledger_entries l2
+    WHERE l2.sink = l.sink AND l2.posting_id = l.posting_id AND l2.version > l.version)`;
 
 /** code 'any': every posting with an exception code (the overview's link). */
-const POSTING_FILTER = `AND (@code IS NULL OR (@code = 'any' AND l.exceptions <> '[]')
-    OR EXISTS (SELECT 1 FROM json_each(l.exceptions) WHERE value = @code))
-  AND (@state IS NULL OR n.state = @state) AND (@type IS NULL OR n.type = @type)`;
+const CODE_FILTER = `AND (@code IS NULL OR (@code = 'any' AND l.exceptions <> '[]')
+  OR EXISTS (SELECT 1 FROM json_each(l.exceptions) WHERE value = @code))`;
+
+/**
+ * The matching ledger entries. The posting's fields are joined only to filter by state or type: the ledger
+ * alone answers the count and the page's keys otherwise, and only the page's 50 postings are read.
+ */
+const postingKeys = (byFields: boolean) => `FROM ledger_entries l
+  ${byFields ? 'JOIN normalised_postings n ON n.posting_id = l.posting_id AND n.version = l.version' : ''}
+  WHERE ${LATEST} ${CODE_FILTER}
+  ${byFields ? 'AND (@state IS NULL OR n.state = @state) AND (@type IS NULL OR n.type = @type)' : ''}`;
 
 const RUN_COLUMNS = `r.id, r.sink, r.business_date AS businessDate, r.trigger, r.as_of AS asOf,
   r.started_at AS startedAt, r.finished_at AS finishedAt, r.fingerprint, r.file, r.file_sha256 AS fileSha256,
@@ -249,13 +255,18 @@ export function dashboardReadsRepository(db: Db): DashboardReadsRepository {
     type: nullable(f.type),
   });
   type PostingParams = ReturnType<typeof postingParams>;
-  const postingCount = db.prepare<PostingParams, { n: number }>(
-    `SELECT count(*) AS n ${LATEST_LEDGER} ${POSTING_FILTER}`,
-  );
-  const postingPage = db.prepare<PostingParams & { limit: number; offset: number }, ZakatReportRow>(
-    `SELECT ${POSTING_COLUMNS} ${LATEST_LEDGER} ${POSTING_FILTER}
-     ORDER BY n.business_date, n.posting_id LIMIT @limit OFFSET @offset`,
-  );
+  const postingReads = (byFields: boolean) => ({
+    count: db.prepare<PostingParams, { n: number }>(`SELECT count(*) AS n ${postingKeys(byFields)}`),
+    page: db.prepare<PostingParams & { limit: number; offset: number }, ZakatReportRow>(
+      `WITH page AS (SELECT l.posting_id, l.version, l.business_date ${postingKeys(byFields)}
+         ORDER BY l.business_date, l.posting_id LIMIT @limit OFFSET @offset)
+       SELECT ${POSTING_COLUMNS} FROM page
+       JOIN normalised_postings n ON n.posting_id = page.posting_id AND n.version = page.version
+       ORDER BY page.business_date, page.posting_id`,
+    ),
+  });
+  const postingsByFields = postingReads(true);
+  const postingsByLedger = postingReads(false);
   // Flagged entries only, straight from the ledger (it keeps each version's codes): no posting row is read.
   const codes = db.prepare<{ agency: string; firstDay: string; lastDay: string }, { code: string }>(
     `SELECT DISTINCT j.value AS code FROM ledger_entries l, json_each(l.exceptions) j
@@ -391,9 +402,10 @@ export function dashboardReadsRepository(db: Db): DashboardReadsRepository {
 
     async postingsPage(filter, limit, offset) {
       const p = postingParams(filter);
+      const read = p.state === null && p.type === null ? postingsByLedger : postingsByFields;
       return db.transaction(() => ({
-        rows: postingPage.all({ ...p, limit, offset }),
-        total: postingCount.get(p)?.n ?? 0,
+        rows: read.page.all({ ...p, limit, offset }),
+        total: read.count.get(p)?.n ?? 0,
       }))();
     },
 
