@@ -134,7 +134,12 @@ export function apiAccessPage(state: DashboardState, view: ApiAccessView): strin
       ${
         view.tokens.length === 0
           ? html`<p>None yet.</p>`
-          : html`<div class="table-wrap">
+          : html`<div
+              class="table-wrap"
+              role="region"
+              aria-label="Tokens covering ${state.agency}"
+              tabindex="0"
+            >
               <table>
                 <thead>
                   <tr>

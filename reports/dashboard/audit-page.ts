@@ -22,7 +22,7 @@ export function registerAuditPage(router: Router, deps: Deps): void {
     const body = html`${
       entries.length === 0
         ? html`<p>Nothing recorded yet.</p>`
-        : html`<div class="table-wrap">
+        : html`<div class="table-wrap" role="region" aria-label="Audit log" tabindex="0">
             <table>
               <caption>
                 Changes made in this agency's dashboard, newest first (Malaysia time)

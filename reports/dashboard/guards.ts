@@ -29,7 +29,8 @@ export async function dashboardHeaders(ctx: Context, next: Next): Promise<void> 
   );
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('X-Frame-Options', 'DENY');
-  ctx.set('Referrer-Policy', 'no-referrer');
+  // same-origin, not no-referrer: with no-referrer, Chrome sends `Origin: null` on our own form posts.
+  ctx.set('Referrer-Policy', 'same-origin');
   ctx.set('Cache-Control', 'no-store');
   await next();
 }

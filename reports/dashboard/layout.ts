@@ -32,6 +32,14 @@ export function csrfField(state: DashboardState): string {
   return `<input type="hidden" name="_csrf" value="${escapeHtml(state.csrf)}" />`;
 }
 
+/**
+ * A table in a box that scrolls sideways on a phone; the box is a named, focusable region, so keyboard
+ * users can scroll it too (axe-core's scrollable-region-focusable). `table` is HTML already escaped.
+ */
+export function scrollTable(label: string, table: string): string {
+  return `<div class="table-wrap" role="region" aria-label="${escapeHtml(label)}" tabindex="0">${table}</div>`;
+}
+
 /** A whole dashboard page for the signed-in user; `body` is HTML already escaped. */
 export function dashboardPage(
   state: DashboardState,
@@ -112,7 +120,7 @@ function document(title: string, body: SafeHtml): string {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
+        <link rel="icon" href="data:," />
         <title>${title} · amil dashboard</title>
         <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
       </head>
