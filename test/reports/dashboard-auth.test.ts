@@ -88,6 +88,33 @@ test('the session cookie is HttpOnly, SameSite=Lax, scoped to /dashboard, and Se
   assert.match(published, /; HttpOnly; SameSite=Lax; Secure$/);
 });
 
+test('behind a TLS proxy (PUBLIC_REPORTS_URL https), the cookie is Secure and forms posted from that origin are accepted', async (t) => {
+  // The proxy forwards to 127.0.0.1 over plain HTTP, without TRUST_PROXY: the request alone looks local.
+  const app = await startApp(t, { PUBLIC_REPORTS_URL: 'https://reports.amil.example.my' });
+  const response = await postLogin(app, DEMO_LZS_ADMIN.email, DEMO_LZS_ADMIN.password, {
+    origin: 'https://reports.amil.example.my',
+  });
+  assert.equal(response.status, 303);
+  const cookie = response.headers.getSetCookie().find((c) => c.startsWith('amil_session=')) ?? '';
+  assert.match(cookie, /; Secure$/);
+  const client = await dashboardClient(app, cookieOf(response, 'amil_session') ?? '', 'LZS');
+  const saved = await client.post(
+    '/dashboard/a/LZS/api-access/settings',
+    { callback_hosts: 'shop.lzs.example.my', recipients: 'kewangan@lzs.example.my' },
+    { origin: 'https://reports.amil.example.my' },
+  );
+  assert.equal(saved.status, 303);
+  const forged = await client.post(
+    '/dashboard/a/LZS/api-access/settings',
+    { callback_hosts: 'evil.example', recipients: '' },
+    { origin: 'https://reports.amil.example.my.evil.example' },
+  );
+  assert.equal(forged.status, 403);
+  assert.deepEqual((await app.deps.store.agencies.get('LZS'))?.settings.callbackHosts, [
+    'shop.lzs.example.my',
+  ]);
+});
+
 test('a tampered session cookie opens nothing', async (t) => {
   const app = await startApp(t);
   const response = await postLogin(app, DEMO_LZS_ADMIN.email, DEMO_LZS_ADMIN.password);
