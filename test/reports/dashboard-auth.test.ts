@@ -1,4 +1,5 @@
 /** The merchant dashboard's sign-in, sessions, CSRF, roles and API access page, over real HTTP and SQLite. */
+import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -37,6 +38,12 @@ function requestWithHost(
     req.end(options.body);
   });
 }
+
+/** The stored id of a client's session: the SHA-256 of the id in its cookie. */
+const sessionIdOf = (client: { cookie: string }): string =>
+  createHash('sha256')
+    .update(client.cookie.replace(/^amil_session=/, '').split('.')[0] ?? '')
+    .digest('hex');
 
 const csrfIn = (body: string) => /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
 
@@ -200,10 +207,15 @@ test('a session ends after DASHBOARD_SESSION_IDLE_MINUTES unused, and after DASH
   clock.set('2026-11-20T13:00:00Z');
   assert.equal((await client.get('/dashboard/a/LZS/audit')).status, 303, 'absolute expiry');
 
+  // A day after it ended, a session is gone from the store (pruned at the next sign-in).
+  const ended = await app.deps.store.dashboardUsers.session(sessionIdOf(client));
+  assert.ok(ended, 'the ended session is still stored the same day');
+  clock.set('2026-11-21T13:00:01Z');
   const idle = await signIn(app, DEMO_LZS_ADMIN);
-  clock.set('2026-11-20T13:29:00Z');
+  assert.equal(await app.deps.store.dashboardUsers.session(sessionIdOf(client)), undefined);
+  clock.set('2026-11-21T13:29:00Z');
   assert.equal((await idle.get('/dashboard/a/LZS/audit')).status, 200);
-  clock.set('2026-11-20T13:59:30Z');
+  clock.set('2026-11-21T13:59:30Z');
   assert.equal((await idle.get('/dashboard/a/LZS/audit')).status, 303, 'idle expiry');
 });
 
