@@ -76,6 +76,7 @@ export interface DashboardUsersRepository {
   /** Records a TOTP time step as used; false when it (or a later one) was used already: no replay. */
   useTotpStep(id: number, step: number): Promise<boolean>;
 
+  /** Stores a new session; sessions that ended over a day before its start are deleted. */
   createSession(session: Omit<DashboardSession, 'revokedAt'>): Promise<void>;
   session(idSha256: string): Promise<DashboardSession | undefined>;
   /** Marks the session seen now (its idle expiry restarts). */
@@ -245,6 +246,10 @@ export function dashboardUsersRepository(db: Db): DashboardUsersRepository {
     },
 
     async createSession(s) {
+      // Sessions over for a day are of no use even to an investigation (the audit log is): pruned here,
+      // at sign-in, so the table stays the size of the live sessions.
+      const dayAgo = new Date(Date.parse(s.createdAt) - 86_400_000).toISOString();
+      db.prepare('DELETE FROM dashboard_sessions WHERE expires_at < ?').run(dayAgo);
       db.prepare(
         `INSERT INTO dashboard_sessions
            (id_sha256, user_id, csrf, pending_totp, created_at, last_seen_at, expires_at)

@@ -70,11 +70,15 @@ async function csrfOf(ctx: Context): Promise<string | undefined> {
   return (await readForm(ctx)).find(([key]) => key === '_csrf')?.[1];
 }
 
-/** True when a state-changing request carries the session's token and, if it says, comes from here. */
-export async function csrfOk(ctx: Context, expected: string): Promise<boolean> {
-  // Koa 3's ctx.origin is the Origin header itself; ours is the scheme and host the request came to.
+/**
+ * True when a state-changing request carries the session's token and, if it names its origin, comes from
+ * here: the public origin of {reports_url} (PUBLIC_REPORTS_URL, what a browser behind a TLS proxy sends),
+ * or the scheme and host the request came to (Koa 3's ctx.origin is the Origin header itself).
+ */
+export async function csrfOk(deps: Deps, ctx: Context, expected: string): Promise<boolean> {
   const origin = ctx.get('Origin');
-  if (origin && origin !== `${ctx.protocol}://${ctx.host}`) return false;
+  if (origin && origin !== deps.config.publicUrls.reports && origin !== `${ctx.protocol}://${ctx.host}`)
+    return false;
   const token = await csrfOf(ctx);
   return token !== undefined && constantTimeEqual(token, expected);
 }
@@ -99,7 +103,7 @@ export function dashboardSession(deps: Deps): Middleware {
     const agency = String((ctx.params as Record<string, string | undefined>).agency ?? '');
     const membership = user.memberships.find((m) => m.agency === agency);
     if (!membership) return sendRefusal(ctx, 404, 'Not found', 'There is no such page for you here.');
-    if (!SAFE_METHODS.has(ctx.method) && !(await csrfOk(ctx, session.csrf))) {
+    if (!SAFE_METHODS.has(ctx.method) && !(await csrfOk(deps, ctx, session.csrf))) {
       return sendRefusal(
         ctx,
         403,

@@ -70,7 +70,7 @@ export function dashboardRoutes(deps: Deps): Router {
     const existing = unsignValue(deps.config, ctx.cookies.get(LOGIN_COOKIE));
     if (existing) return existing;
     const token = randomToken();
-    setCookie(ctx, LOGIN_COOKIE, signValue(deps.config, token), 3600);
+    setCookie(deps, ctx, LOGIN_COOKIE, signValue(deps.config, token), 3600);
     return token;
   };
 
@@ -89,7 +89,7 @@ export function dashboardRoutes(deps: Deps): Router {
     const expected = unsignValue(deps.config, ctx.cookies.get(LOGIN_COOKIE));
     const again = (status: number, error: string) =>
       sendHtml(ctx, status, loginPage({ csrf: loginToken(ctx), next, email, error }));
-    if (!expected || !(await csrfOk(ctx, expected)))
+    if (!expected || !(await csrfOk(deps, ctx, expected)))
       return again(403, 'The sign-in form expired. Please sign in again.');
     const result = await signInWithPassword(deps, {
       email,
@@ -102,7 +102,7 @@ export function dashboardRoutes(deps: Deps): Router {
     }
     if (result.outcome === 'refused') return again(401, 'The e-mail address or password is wrong.');
     await startSession(deps, ctx, result.userId, result.needsCode);
-    setCookie(ctx, LOGIN_COOKIE, '', 0);
+    setCookie(deps, ctx, LOGIN_COOKIE, '', 0);
     seeOther(ctx, result.needsCode ? '/dashboard/login/code' : next);
   });
 
@@ -115,7 +115,7 @@ export function dashboardRoutes(deps: Deps): Router {
   router.post('/login/code', async (ctx) => {
     const session = await currentSession(deps, ctx);
     if (!session?.pendingTotp) return seeOther(ctx, '/dashboard/login');
-    if (!(await csrfOk(ctx, session.csrf)))
+    if (!(await csrfOk(deps, ctx, session.csrf)))
       return sendRefusal(ctx, 403, 'Form expired', 'Reload the page and try again.');
     const code = field(await readForm(ctx), 'code');
     const result = await signInWithCode(deps, { userId: session.userId, code, client: ctx.ip });
@@ -143,7 +143,7 @@ export function dashboardRoutes(deps: Deps): Router {
 
   router.post('/logout', async (ctx) => {
     const session = await currentSession(deps, ctx);
-    if (session && !(await csrfOk(ctx, session.csrf)))
+    if (session && !(await csrfOk(deps, ctx, session.csrf)))
       return sendRefusal(ctx, 403, 'Form expired', 'Reload the page and sign out again.');
     await endSession(deps, ctx, session);
     seeOther(ctx, '/dashboard/login?signed-out=1');

@@ -1,7 +1,7 @@
 /**
  * Dashboard sessions: a random id in a signed cookie, the session itself in the store (so it can be revoked),
- * with an idle and an absolute expiry. The cookie is HttpOnly, SameSite=Lax, and Secure unless the request
- * came to a loopback host (a laptop's http://127.0.0.1 would otherwise never get it back).
+ * with an idle and an absolute expiry. The cookie is HttpOnly, SameSite=Lax, and Secure but on a laptop's
+ * loopback over http (which would otherwise never get it back).
  */
 import { createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
@@ -52,9 +52,18 @@ export function unsignValue(config: Config, signed: string | undefined): string 
 export const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
 export const randomToken = (): string => randomBytes(32).toString('base64url');
 
-/** Sets a dashboard cookie; `maxAgeSeconds` 0 removes it. */
-export function setCookie(ctx: Context, name: string, value: string, maxAgeSeconds: number): void {
-  const secure = !isLoopback(ctx.hostname);
+/**
+ * Sets a dashboard cookie; `maxAgeSeconds` 0 removes it. Secure when {reports_url} is public over https
+ * (a TLS proxy may forward to 127.0.0.1 without TRUST_PROXY) or the request came to a non-loopback host.
+ */
+export function setCookie(
+  deps: Deps,
+  ctx: Context,
+  name: string,
+  value: string,
+  maxAgeSeconds: number,
+): void {
+  const secure = deps.config.publicUrls.reports.startsWith('https:') || !isLoopback(ctx.hostname);
   ctx.append(
     'Set-Cookie',
     `${name}=${value}; Path=${COOKIE_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
@@ -86,7 +95,7 @@ export async function startSession(
     lastSeenAt: now.toISOString(),
     expiresAt: new Date(now.getTime() + maxSeconds * 1000).toISOString(),
   });
-  setCookie(ctx, SESSION_COOKIE, signValue(deps.config, id), maxSeconds);
+  setCookie(deps, ctx, SESSION_COOKIE, signValue(deps.config, id), maxSeconds);
 }
 
 /**
@@ -110,5 +119,5 @@ export async function currentSession(deps: Deps, ctx: Context): Promise<Dashboar
 /** Ends the request's session (if any) in the store and removes its cookie. */
 export async function endSession(deps: Deps, ctx: Context, session?: DashboardSession): Promise<void> {
   if (session) await deps.store.dashboardUsers.revokeSession(session.idSha256, deps.clock.now());
-  setCookie(ctx, SESSION_COOKIE, '', 0);
+  setCookie(deps, ctx, SESSION_COOKIE, '', 0);
 }

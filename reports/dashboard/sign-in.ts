@@ -64,12 +64,13 @@ export async function signInWithCode(
   deps: Deps,
   input: { userId: number; code: string; client: string },
 ): Promise<SignInOutcome> {
-  const user = await deps.store.dashboardUsers.byEmail(
-    (await deps.store.dashboardUsers.get(input.userId))?.email ?? '',
-  );
+  // The session names the user by id; the secret comes with the credentials, found by address.
+  const email = (await deps.store.dashboardUsers.get(input.userId))?.email ?? '';
+  const user = await deps.store.dashboardUsers.byEmail(email);
   const result = await limited(
     deps,
-    { user: user?.email.toLowerCase() ?? '', client: input.client },
+    // The same budget as the password's: a wrong code is one more guess at this account.
+    { user: email.toLowerCase(), client: input.client },
     async () => {
       if (!user?.totpSecret || user.disabledAt !== null) return { ok: false };
       const step = totpStep(user.totpSecret, input.code.trim(), deps.clock.now());

@@ -1,4 +1,5 @@
 /** The merchant dashboard's sign-in, sessions, CSRF, roles and API access page, over real HTTP and SQLite. */
+import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -37,6 +38,12 @@ function requestWithHost(
     req.end(options.body);
   });
 }
+
+/** The stored id of a client's session: the SHA-256 of the id in its cookie. */
+const sessionIdOf = (client: { cookie: string }): string =>
+  createHash('sha256')
+    .update(client.cookie.replace(/^amil_session=/, '').split('.')[0] ?? '')
+    .digest('hex');
 
 const csrfIn = (body: string) => /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
 
@@ -86,6 +93,33 @@ test('the session cookie is HttpOnly, SameSite=Lax, scoped to /dashboard, and Se
   });
   const published = remote.cookies.find((c) => c.startsWith('amil_session=')) ?? '';
   assert.match(published, /; HttpOnly; SameSite=Lax; Secure$/);
+});
+
+test('behind a TLS proxy (PUBLIC_REPORTS_URL https), the cookie is Secure and forms posted from that origin are accepted', async (t) => {
+  // The proxy forwards to 127.0.0.1 over plain HTTP, without TRUST_PROXY: the request alone looks local.
+  const app = await startApp(t, { PUBLIC_REPORTS_URL: 'https://reports.amil.example.my' });
+  const response = await postLogin(app, DEMO_LZS_ADMIN.email, DEMO_LZS_ADMIN.password, {
+    origin: 'https://reports.amil.example.my',
+  });
+  assert.equal(response.status, 303);
+  const cookie = response.headers.getSetCookie().find((c) => c.startsWith('amil_session=')) ?? '';
+  assert.match(cookie, /; Secure$/);
+  const client = await dashboardClient(app, cookieOf(response, 'amil_session') ?? '', 'LZS');
+  const saved = await client.post(
+    '/dashboard/a/LZS/api-access/settings',
+    { callback_hosts: 'shop.lzs.example.my', recipients: 'kewangan@lzs.example.my' },
+    { origin: 'https://reports.amil.example.my' },
+  );
+  assert.equal(saved.status, 303);
+  const forged = await client.post(
+    '/dashboard/a/LZS/api-access/settings',
+    { callback_hosts: 'evil.example', recipients: '' },
+    { origin: 'https://reports.amil.example.my.evil.example' },
+  );
+  assert.equal(forged.status, 403);
+  assert.deepEqual((await app.deps.store.agencies.get('LZS'))?.settings.callbackHosts, [
+    'shop.lzs.example.my',
+  ]);
 });
 
 test('a tampered session cookie opens nothing', async (t) => {
@@ -173,10 +207,15 @@ test('a session ends after DASHBOARD_SESSION_IDLE_MINUTES unused, and after DASH
   clock.set('2026-11-20T13:00:00Z');
   assert.equal((await client.get('/dashboard/a/LZS/audit')).status, 303, 'absolute expiry');
 
+  // A day after it ended, a session is gone from the store (pruned at the next sign-in).
+  const ended = await app.deps.store.dashboardUsers.session(sessionIdOf(client));
+  assert.ok(ended, 'the ended session is still stored the same day');
+  clock.set('2026-11-21T13:00:01Z');
   const idle = await signIn(app, DEMO_LZS_ADMIN);
-  clock.set('2026-11-20T13:29:00Z');
+  assert.equal(await app.deps.store.dashboardUsers.session(sessionIdOf(client)), undefined);
+  clock.set('2026-11-21T13:29:00Z');
   assert.equal((await idle.get('/dashboard/a/LZS/audit')).status, 200);
-  clock.set('2026-11-20T13:59:30Z');
+  clock.set('2026-11-21T13:59:30Z');
   assert.equal((await idle.get('/dashboard/a/LZS/audit')).status, 303, 'idle expiry');
 });
 
