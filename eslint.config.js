@@ -12,6 +12,7 @@ export default tseslint.config(
       'test/run.mjs',
       'bin/amil.mjs',
       'ingest/checkout/assets/',
+      'reports/dashboard/assets/',
     ],
   },
   js.configs.recommended,

@@ -16,6 +16,7 @@ import { mountUnsignedQr } from '../ingest/checkout/qr-route.ts';
 import { mountCheckout } from '../ingest/checkout/routes.ts';
 import { mountSandbox } from '../ingest/checkout/sandbox-routes.ts';
 import { queueBoard } from '../pipeline/queue-board.ts';
+import { mountDashboard } from '../reports/dashboard/routes.ts';
 import { mountQrCodes } from '../reports/qr/routes.ts';
 import { mountReconciliationReports } from '../reports/reconciliation-routes.ts';
 import { mountReports } from '../reports/routes.ts';
@@ -23,7 +24,7 @@ import { mountReports } from '../reports/routes.ts';
 /** The routes of each host. */
 const HOST_ROUTES: Record<HostName, readonly MountRoutes[]> = {
   base: [mountCheckout, mountUnsignedQr, mountSandbox, mountDemoMerchant, mountFrontDoor],
-  reports: [mountReports, mountQrCodes, mountReconciliationReports],
+  reports: [mountReports, mountQrCodes, mountReconciliationReports, mountDashboard],
   pay: [mountBankWebhook],
 };
 

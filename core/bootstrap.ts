@@ -6,7 +6,8 @@ import { createMailer } from './outbound/mailer.ts';
 import { createRateLimits } from './http/rate-limit.ts';
 import { createQrRenderer } from './qr/renderer.ts';
 import { createLogger } from './logger.ts';
-import { openStore, type AgencySettings, type Store } from './store/index.ts';
+import { openStore, type AgencySettings, type DashboardRole, type Store } from './store/index.ts';
+import { addDashboardUser } from './dashboard-accounts.ts';
 import { systemClock } from './clock.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import type { Deps } from './deps.ts';
@@ -61,6 +62,12 @@ export function createDeps(
 
 interface DemoSeed {
   partners: { id: string; label: string; password: string }[];
+  dashboardUsers: {
+    email: string;
+    name: string;
+    password: string;
+    agencies: Record<string, DashboardRole>;
+  }[];
   agencies: { code: string; name: string; apiKey: string; settings: Partial<AgencySettings> }[];
 }
 
@@ -73,7 +80,10 @@ function readDemoSeed(): DemoSeed {
   return JSON.parse(readFileSync(DEMO_SEED_FILE, 'utf8')) as DemoSeed;
 }
 
-/** Seeds the demo agencies and partner password (idempotent): a new user can post a batch at once. */
+/**
+ * Seeds the demo agencies, partner password and dashboard users (idempotent): a new user can post a batch
+ * and sign in to the dashboard at once.
+ */
 export async function seedDemoData(store: Store, now: Date): Promise<void> {
   const seed = readDemoSeed();
   // Created once; an agency that exists (perhaps with a rotated key) is left as it is.
@@ -91,6 +101,15 @@ export async function seedDemoData(store: Store, now: Date): Promise<void> {
         now,
       });
     }
+  }
+  // Created once; a demo user changed since (password, roles, disabled) is left as it is.
+  for (const user of seed.dashboardUsers) {
+    if (await store.dashboardUsers.byEmail(user.email)) continue;
+    await addDashboardUser(store, {
+      ...user,
+      memberships: Object.entries(user.agencies).map(([agency, role]) => ({ agency, role })),
+      now,
+    });
   }
 }
 
@@ -112,6 +131,14 @@ export async function assertNoDemoSecrets(store: Store): Promise<void> {
     if ((await store.agencies.apiKeyOf(agency.code)) === agency.apiKey) {
       throw new Error(
         `Agency ${agency.code} still has the demo API key; rotate it: amil agency rotate-key ${agency.code}`,
+      );
+    }
+  }
+  for (const demo of seed.dashboardUsers) {
+    const user = await store.dashboardUsers.byEmail(demo.email);
+    if (user && user.disabledAt === null && (await verifyPassword(demo.password, user.passwordHash))) {
+      throw new Error(
+        `Dashboard user ${demo.email} still has the demo password; disable it: amil user disable ${demo.email}`,
       );
     }
   }

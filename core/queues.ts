@@ -46,6 +46,9 @@ export const reconNightlyJobId = (day: string): string => `${RECON_NIGHTLY_QUEUE
 
 /** A run is mailed once. */
 export const reconEmailJobId = (runId: number): string => `recon-email.${runId}`;
+/** A re-mail of a run is keyed by how many of its e-mails were sent when it was asked for. */
+export const reconRemailJobId = (runId: number, sentBefore: number): string =>
+  `${reconEmailJobId(runId)}.again.${sentBefore + 1}`;
 
 /** An order has one receipt. */
 export const receiptJobId = (orderNo: string): string => `receipt.${orderNo}`;

@@ -1,5 +1,6 @@
 import { createReadStream, existsSync } from 'node:fs';
 import path from 'node:path';
+import type { Context } from 'koa';
 import type { Deps } from '../core/deps.ts';
 import { DomainError } from '../core/errors.ts';
 import { formatSen } from '../core/money.ts';
@@ -48,16 +49,20 @@ export function mountReconciliationReports(router: AppRouter, deps: Deps): void 
       const run = id === undefined ? undefined : await deps.store.reconRuns.get(id);
       if (!run || !granted.includes(run.sink))
         throw new DomainError('not-found', 'No such reconciliation run.');
-      const file = path.resolve(deps.config.dataDir, run.file);
-      if (!existsSync(file))
-        throw new DomainError('not-found', 'The workbook of this run is no longer kept.');
-      ctx.type = XLSX;
-      ctx.set('Content-Disposition', `attachment; filename="${path.basename(file)}"`);
-      ctx.set('Digest', `sha-256=${Buffer.from(run.fileSha256, 'hex').toString('base64')}`);
-      ctx.length = run.fileBytes;
-      ctx.body = createReadStream(file);
+      sendWorkbook(ctx, deps, run);
     },
   );
+}
+
+/** Sends a run's workbook as a download (with its SHA-256 as Digest); 404 when the file is no longer kept. */
+export function sendWorkbook(ctx: Context, deps: Deps, run: ReconRunRow): void {
+  const file = path.resolve(deps.config.dataDir, run.file);
+  if (!existsSync(file)) throw new DomainError('not-found', 'The workbook of this run is no longer kept.');
+  ctx.type = XLSX;
+  ctx.set('Content-Disposition', `attachment; filename="${path.basename(file)}"`);
+  ctx.set('Digest', `sha-256=${Buffer.from(run.fileSha256, 'hex').toString('base64')}`);
+  ctx.length = run.fileBytes;
+  ctx.body = createReadStream(file);
 }
 
 async function deliveriesOf(deps: Deps, run: ReconRunRow) {

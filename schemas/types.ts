@@ -256,13 +256,17 @@ export interface ReceiptJob {
   orderNo: string;
 }
 /**
- * The reconciliation e-mail's payload: the run whose workbook to send.
+ * The reconciliation e-mail's payload: the run whose workbook to send, and for a re-mail how many were sent before.
  */
 export interface ReconEmailJob {
   /**
    * The reconciliation run.
    */
   runId: number;
+  /**
+   * A re-mail (the dashboard's): how many e-mails of the run had been sent when it was asked for; sent unless one was since.
+   */
+  sentBefore?: number;
 }
 /**
  * The nightly reconciliation's payload: the business day to reconcile; none (the cron's job) means the day before the one it runs in, in Kuala Lumpur.

@@ -53,6 +53,7 @@ test('the README shows every demo credential that embedded mode seeds', () => {
   const seed = JSON.parse(read('fixtures/demo/seed.json')) as {
     agencies: { code: string; apiKey: string }[];
     partners: { id: string; password: string }[];
+    dashboardUsers: { email: string; password: string }[];
   };
   const readme = read('README.md');
   for (const partner of seed.partners) {
@@ -60,6 +61,10 @@ test('the README shows every demo credential that embedded mode seeds', () => {
     assert.ok(readme.includes(`\`${partner.id}\``), partner.id);
   }
   for (const agency of seed.agencies) assert.ok(readme.includes(`\`${agency.apiKey}\``), agency.code);
+  for (const user of seed.dashboardUsers) {
+    assert.ok(readme.includes(`\`${user.email}\``), user.email);
+    assert.ok(readme.includes(`\`${user.password}\``), user.password);
+  }
   assert.ok(readme.includes('`demo-admin-password`'));
 });
 

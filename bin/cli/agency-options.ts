@@ -1,21 +1,26 @@
 /** The settings options `amil agency add` and `amil agency set` share, their parsers, and the change they make. */
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
+import { callbackHostProblem, recipientProblem } from '../../core/agency-admin.ts';
 import { agencyLogo } from '../../core/agency-logo.ts';
-import { isEmailAddress } from '../../core/email.ts';
 import { ringgitStringToSen } from '../../core/money.ts';
 import type { AddChargeRule, AgencySettings } from '../../core/store/index.ts';
 import { list } from './args.ts';
 
 const emails = (value: string): string[] => {
   const out = list(value);
-  for (const e of out) if (!isEmailAddress(e)) throw new InvalidArgumentError(`not an email: ${e}`);
+  for (const e of out) {
+    const problem = recipientProblem(e);
+    if (problem) throw new InvalidArgumentError(problem);
+  }
   return out;
 };
 const hosts = (value: string): string[] => {
   const out = list(value).map((h) => h.toLowerCase());
-  for (const h of out)
-    if (!/^[a-z0-9.-]{1,253}(:\d{1,5})?$/.test(h)) throw new InvalidArgumentError(`not a host: ${h}`);
+  for (const h of out) {
+    const problem = callbackHostProblem(h);
+    if (problem) throw new InvalidArgumentError(problem);
+  }
   return out;
 };
 const categories = (value: string): string[] => {

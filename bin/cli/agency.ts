@@ -1,6 +1,7 @@
 /** `amil agency`: agencies (tenants) and their API keys and settings. */
 import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError, type Command } from 'commander';
+import { rotateApiKey } from '../../core/agency-admin.ts';
 import { formatSen } from '../../core/money.ts';
 import {
   DEFAULT_AGENCY_SETTINGS,
@@ -70,9 +71,8 @@ export function register(program: Command, cli: CliContext): void {
     .argument('<code>', 'agency code', agencyCode)
     .action(async (code: string) => {
       const { store, clock } = cli.deps();
-      const apiKey = randomUUID();
-      if (!(await store.agencies.rotateKey(code, apiKey, clock.now())))
-        throw new InvalidArgumentError(`no agency ${code}`);
+      const apiKey = await rotateApiKey(store, code, clock.now());
+      if (apiKey === undefined) throw new InvalidArgumentError(`no agency ${code}`);
       print(`Agency ${code}: API key rotated; the old key no longer works.`);
       print(`API key: ${apiKey}\n(shown once)`);
     });

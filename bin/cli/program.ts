@@ -14,6 +14,7 @@ import { register as queues } from './queues.ts';
 import { register as recon } from './recon.ts';
 import { register as replay } from './replay.ts';
 import { register as token } from './token.ts';
+import { register as user } from './user.ts';
 import { register as worker } from './worker.ts';
 
 /** The `amil` program: every command group registered over one context (its Deps, its output). */
@@ -25,7 +26,7 @@ export function buildProgram(cli: CliContext): Command {
       writeErr: (text) => cli.stderr.write(text),
     })
     .description(
-      'Operate amil: partners, agencies and keys, report tokens, anomalies, pipeline queues and workers',
+      'Operate amil: partners, agencies and keys, report tokens, dashboard users, anomalies, pipeline queues and workers',
     )
     .version(version, '-V, --version', 'print the version of amil');
   // The order commands are listed in by --help.
@@ -34,6 +35,7 @@ export function buildProgram(cli: CliContext): Command {
   agency(program, cli);
   callbacks(program, cli);
   token(program, cli);
+  user(program, cli);
   worker(program);
   queues(program, cli);
   recon(program, cli);

@@ -1,5 +1,5 @@
 /** `amil recon`: the nightly reconciliation workbooks, run by hand and listed. */
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { formatSen } from '../../core/money.ts';
 import { TEST_SINK } from '../../core/store/index.ts';
 import { asOfNow, reconSinks, runReconciliation } from '../../pipeline/recon/run-day.ts';
@@ -52,6 +52,24 @@ export function register(program: Command, cli: CliContext): void {
         if (run.changes) print(`  ${run.changes.split('\n').join('\n  ')}`);
         print(`  ${mailText(sink, opts.mail, mailedTo)}`);
       }
+    });
+
+  recon
+    .command('remail')
+    .description(
+      "E-mail a run's workbook again to the current recipients (queued through the outbox; the pipeline " +
+        'sends it once), as the dashboard\'s "E-mail this workbook again" does',
+    )
+    .argument('<runId>', 'the run (amil recon list)', (v) => {
+      if (!/^\d{1,12}$/.test(v)) throw new InvalidArgumentError('a run id is a whole number');
+      return Number(v);
+    })
+    .action(async (runId: number) => {
+      const d = cli.deps();
+      const run = await d.store.reconRuns.get(runId);
+      if (!run) throw new CliError(`no reconciliation run ${runId}`);
+      await d.store.reconRuns.requestRemail(run.id, d.clock.now().toISOString());
+      print(`run ${run.id} ${sinkName(run.sink)} ${run.businessDate}: e-mail queued again`);
     });
 
   recon

@@ -241,6 +241,47 @@ export const SETTINGS = {
     doc: 'Secret that signs report tokens (JWT, HS256), at least 32 characters; changing it voids every token',
     production: [requiredInProduction(), notTheDemoSecret(DEMO_REPORT_TOKEN_SECRET)],
   }),
+  /** The merchant dashboard on {reports_url} (issue 18): sessions and sign-in limits. */
+  dashboard: {
+    sessionSecret: optional({
+      name: 'DASHBOARD_SESSION_SECRET',
+      parse: secret(32),
+      readme: 'derived from REPORT_TOKEN_SECRET',
+      doc: 'Secret that signs the dashboard session cookies (HMAC-SHA256), at least 32 characters; changing it signs every dashboard user out',
+    }),
+    idleMinutes: variable({
+      name: 'DASHBOARD_SESSION_IDLE_MINUTES',
+      parse: int(1, 1440),
+      default: '30',
+      doc: 'A dashboard session unused this long ends (sign in again)',
+    }),
+    maxHours: variable({
+      name: 'DASHBOARD_SESSION_MAX_HOURS',
+      parse: int(1, 720),
+      default: '12',
+      doc: 'A dashboard session ends this long after sign-in, however active',
+    }),
+    loginFailuresPerUser: variable({
+      name: 'DASHBOARD_LOGIN_MAX_FAILURES',
+      parse: int(0, 1_000_000),
+      default: limit(5),
+      readme: '`5 (100000 when NODE_ENV=test)`',
+      doc: 'Wrong passwords or codes per dashboard e-mail per window; more get 429 with `Retry-After`; 0 = no limit',
+    }),
+    loginFailuresPerClient: variable({
+      name: 'DASHBOARD_LOGIN_MAX_FAILURES_PER_CLIENT',
+      parse: int(0, 1_000_000),
+      default: limit(20),
+      readme: '`20 (100000 when NODE_ENV=test)`',
+      doc: 'Wrong dashboard sign-ins per client IP per window, whatever the e-mail; more get 429; 0 = no limit',
+    }),
+    loginWindowSeconds: variable({
+      name: 'DASHBOARD_LOGIN_WINDOW_SECONDS',
+      parse: int(1, 86_400),
+      default: '900',
+      doc: 'The window of the two dashboard sign-in limits, in seconds',
+    }),
+  },
   /** Public origins of the hosts, for absolute URLs in QR codes; default: where embedded mode listens. */
   publicUrls: {
     base: derived(

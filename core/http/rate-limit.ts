@@ -24,6 +24,10 @@ export interface RateLimits {
   readonly orders: ClientLimit | undefined;
   /** Wrong X-API-Password values. */
   readonly partnerAuthFailures: ClientLimit | undefined;
+  /** Failed dashboard sign-ins (password or TOTP code), counted per e-mail address. */
+  readonly dashboardLoginPerUser: ClientLimit | undefined;
+  /** Failed dashboard sign-ins, counted per client IP whatever the address. */
+  readonly dashboardLoginPerClient: ClientLimit | undefined;
   /** Closes the Redis connection, if one was opened. */
   close(): Promise<void>;
 }
@@ -90,7 +94,7 @@ export function createRateLimits(config: Config, logger: Logger): RateLimits {
     };
   };
 
-  const { rateLimits } = config;
+  const { rateLimits, dashboard } = config;
   return {
     pages: limit('pages', rateLimits.pagesPerMinute, MINUTE),
     orders: limit('orders', rateLimits.ordersPerMinute, MINUTE),
@@ -98,6 +102,16 @@ export function createRateLimits(config: Config, logger: Logger): RateLimits {
       'partner-auth',
       rateLimits.partnerAuthFailures,
       rateLimits.partnerAuthWindowSeconds,
+    ),
+    dashboardLoginPerUser: limit(
+      'dashboard-login-user',
+      dashboard.loginFailuresPerUser,
+      dashboard.loginWindowSeconds,
+    ),
+    dashboardLoginPerClient: limit(
+      'dashboard-login-client',
+      dashboard.loginFailuresPerClient,
+      dashboard.loginWindowSeconds,
     ),
     async close() {
       const client = redis;

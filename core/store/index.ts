@@ -17,6 +17,8 @@ import { sqliteReconSnapshot } from './sqlite/recon-snapshot.ts';
 import { sqliteQrCodes } from './sqlite/qr-codes.ts';
 import { sqliteOps } from './sqlite/ops.ts';
 import { sqliteReceipts } from './sqlite/receipts.ts';
+import { sqliteDashboardUsers } from './sqlite/dashboard-users.ts';
+import { sqliteDashboardReads } from './sqlite/dashboard-reads.ts';
 import type { PartnersRepository } from './partners.ts';
 import type { BankPostingsRepository } from './bank-postings.ts';
 import type { AnomaliesRepository } from './anomalies.ts';
@@ -35,6 +37,8 @@ import type { ReconSnapshotRepository } from './recon-snapshot.ts';
 import type { QrCodesRepository } from './qr-codes.ts';
 import type { OpsRepository } from './ops.ts';
 import type { ReceiptsRepository } from './receipts.ts';
+import type { DashboardUsersRepository } from './dashboard-users.ts';
+import type { DashboardReadsRepository } from './dashboard-reads.ts';
 
 export type * from './partners.ts';
 export type * from './bank-postings.ts';
@@ -54,6 +58,8 @@ export type * from './recon-snapshot.ts';
 export type * from './qr-codes.ts';
 export type * from './ops.ts';
 export type * from './receipts.ts';
+export type * from './dashboard-users.ts';
+export type * from './dashboard-reads.ts';
 export { DEFAULT_AGENCY_SETTINGS } from './agencies.ts';
 export { TEST_SINK } from './ledger.ts';
 
@@ -85,6 +91,10 @@ export interface Store {
   readonly receipts: ReceiptsRepository;
   /** The readiness write and the counts metrics read. */
   readonly ops: OpsRepository;
+  /** The merchant dashboard's users, sessions and audit log. */
+  readonly dashboardUsers: DashboardUsersRepository;
+  /** The merchant dashboard's reads, each within one agency. */
+  readonly dashboardReads: DashboardReadsRepository;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
   close(): void;
@@ -121,6 +131,8 @@ export function openStore(file: string): SqliteStore {
     qrCodes: sqliteQrCodes(db),
     receipts: sqliteReceipts(db),
     ops: sqliteOps(db),
+    dashboardUsers: sqliteDashboardUsers(db),
+    dashboardReads: sqliteDashboardReads(db),
     async ping() {
       db.prepare('SELECT 1').get();
     },

@@ -51,6 +51,13 @@ export interface ReconRunsRepository {
   /** Runs of a sink, newest day first, optionally within [firstDay, lastDay]. */
   list(filter: { sink?: string; firstDay?: string; lastDay?: string; limit: number }): Promise<ReconRunRow[]>;
 
+  /**
+   * Queues the run's workbook to be e-mailed again (the dashboard's re-mail), as a job of its own that
+   * sends only while no e-mail of the run was sent since it was asked for: a job run twice sends once, and
+   * a second click before it is sent asks for the same e-mail (the same job id).
+   */
+  requestRemail(runId: number, at: string): Promise<void>;
+
   recordDelivery(delivery: ReconDelivery): Promise<void>;
 
   /** Whether the run's e-mail was queued (not for a replay, a run recorded with no mail, no recipients). */

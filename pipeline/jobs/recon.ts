@@ -52,7 +52,8 @@ export const reconEmailJob: JobDefinition<ReconEmailJob> = {
     const run = await deps.store.reconRuns.get(data.runId);
     if (!run) throw new PermanentJobError(`no reconciliation run ${String(data.runId)}`);
     const deliveries = await deps.store.reconRuns.deliveries(run.id);
-    if (deliveries.some((d) => d.outcome === 'sent')) return;
+    const sent = deliveries.filter((d) => d.outcome === 'sent').length;
+    if (typeof data.sentBefore === 'number' ? sent > data.sentBefore : sent > 0) return;
     const isTest = run.sink === TEST_SINK;
     const agency = isTest ? undefined : await deps.store.agencies.get(run.sink);
     const recipients = recipientsOf(deps, agency?.settings.reportRecipients);

@@ -9,6 +9,9 @@ export const EXCEL_MAX_ROWS = 1_048_576;
  */
 const FORMULA_START = /^[=+\-@\t\r]/;
 
+/** Whether a text starts like a formula (the rule above; the dashboard's CSV export quotes such cells). */
+export const startsLikeFormula = (text: string): boolean => FORMULA_START.test(text);
+
 // C0 controls, DEL and C1 controls. exceljs drops most of them without a word (XML cannot carry them).
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;

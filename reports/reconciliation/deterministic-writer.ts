@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import ExcelJS from 'exceljs';
 
 type ZipAppend = (source: unknown, data: Record<string, unknown>) => unknown;
@@ -42,9 +43,11 @@ function quotedStyle(styles: StylesInternals, base: number): number {
  * fixture day's workbooks the same bytes.
  */
 export class DeterministicWorkbookWriter extends ExcelJS.stream.xlsx.WorkbookWriter {
-  constructor(options: { filename: string; date: Date }) {
+  /** Writes to a file, or to a stream (the dashboard's export, streamed as the response). */
+  constructor(options: { date: Date } & ({ filename: string } | { stream: Writable })) {
     DeterministicWorkbookWriter.nextDate = options.date;
-    super({ filename: options.filename, useStyles: true, useSharedStrings: false });
+    const target = 'stream' in options ? { stream: options.stream } : { filename: options.filename };
+    super({ ...target, useStyles: true, useSharedStrings: false });
     this.creator = 'amil';
     this.lastModifiedBy = 'amil';
     this.created = options.date;

@@ -37,6 +37,12 @@ const STATE_NAMES: Readonly<Record<string, string>> = {
   putrajaya: 'W.P. Putrajaya',
 };
 
+/** The zakat type and state codes of spec 2.5, in name order (the dashboard's filter choices). */
+export const TYPE_CODES: readonly string[] = Object.keys(TYPE_NAMES);
+export const STATE_CODES: readonly string[] = Object.keys(STATE_NAMES).sort((a, b) =>
+  (STATE_NAMES[a] ?? a).localeCompare(STATE_NAMES[b] ?? b),
+);
+
 /** What a record without the field shows; its code column keeps `(none)`. */
 export const NOT_GIVEN = 'Not given';
 export const NONE_CODE = '(none)';

@@ -10,6 +10,8 @@ import { createLogger } from '../../core/logger.ts';
 import { buildProgram, runProgram } from '../../bin/cli/program.ts';
 import { createCliContext } from '../../bin/cli/context.ts';
 import { REPO_ROOT, tempDir } from '../helpers.ts';
+import { verifyPassword } from '../../core/passwords.ts';
+import { totpCode, totpStep } from '../../core/totp.ts';
 
 const FIXTURE_DAY = path.join(REPO_ROOT, 'fixtures/days/2026-11-20');
 
@@ -30,6 +32,8 @@ interface Cli {
   run: (args: string[], stdin?: string) => Promise<{ code: number; stdout: string; stderr: string }>;
   /** Every Deps the runs opened, in order. */
   opened: Deps[];
+  /** Opens the same store as the runs (the caller closes it). */
+  open: () => Deps;
 }
 
 /** A CLI over a fresh SQLite file in a temp DATA_DIR (seeded with the demo agencies when asked). */
@@ -44,6 +48,7 @@ async function cliOver(t: TestContext, options: { seed?: boolean } = {}): Promis
   const opened: Deps[] = [];
   return {
     opened,
+    open,
     run: async (args, stdin = '') => {
       const stdout = capture();
       const stderr = capture();
@@ -83,6 +88,7 @@ test('buildProgram parses nothing when built, and --help prints to the given str
       'agency',
       'callbacks',
       'token',
+      'user',
       'worker',
       'queues',
       'recon',
@@ -164,4 +170,145 @@ test('replay in-process writes the fixture day, exits 2 with no original to comp
   const again = await run([...args, '--out', tempDir(t), '--compare', first]);
   assert.equal(again.code, 0, again.stderr);
   assert.match(again.stdout, new RegExp(`^${workbook}  sha256 [0-9a-f]{64}\\n  identical\\n$`));
+});
+
+/** A session of the user as the dashboard makes one at sign-in, for the commands that must end it. */
+async function sessionOf(deps: Deps, email: string, id: string): Promise<void> {
+  const user = await deps.store.dashboardUsers.byEmail(email);
+  const now = new Date();
+  await deps.store.dashboardUsers.createSession({
+    idSha256: id,
+    userId: user?.id ?? 0,
+    csrf: 'csrf',
+    pendingTotp: false,
+    createdAt: now.toISOString(),
+    lastSeenAt: now.toISOString(),
+    expiresAt: new Date(now.getTime() + 3_600_000).toISOString(),
+  });
+}
+
+test('user add prints a generated password once, the one stored; list shows roles and never a password', async (t) => {
+  const { run, open } = await cliOver(t, { seed: true });
+  const added = await run([
+    'user',
+    'add',
+    'Siti@LZS.example.my',
+    '--agency',
+    'LZS=viewer,PPZ=admin',
+    '--name',
+    'Siti',
+  ]);
+  assert.equal(added.code, 0, added.stderr);
+  const password = /^Password: (\S+)$/m.exec(added.stdout)?.[1] ?? '';
+  assert.ok(password.length >= 32, added.stdout);
+  assert.match(added.stdout, /^Dashboard user siti@lzs\.example\.my created: .*LZS=viewer,PPZ=admin/m);
+  const deps = open();
+  t.after(() => deps.store.close());
+  const stored = await deps.store.dashboardUsers.byEmail('siti@lzs.example.my');
+  assert.ok(stored && (await verifyPassword(password, stored.passwordHash)), 'the printed password signs in');
+
+  const listed = await run(['user', 'list']);
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(listed.stdout, /^siti@lzs\.example\.my +LZS=viewer,PPZ=admin +Siti$/m);
+  assert.match(
+    listed.stdout,
+    /^admin@lzs\.example\.my +LZS=admin +Demo admin \(LZS\)$/m,
+    'the demo users too',
+  );
+  assert.ok(!listed.stdout.includes(password));
+  const json = (await run(['user', 'list', '--json'])).stdout;
+  assert.ok((JSON.parse(json) as { email: string }[]).some((u) => u.email === 'siti@lzs.example.my'));
+  assert.doesNotMatch(json, /scrypt|passwordHash|totpSecret/, 'no hash or secret in the JSON either');
+});
+
+test('user set changes roles and name; --totp on prints the otpauth URL once, whose codes are accepted', async (t) => {
+  const { run, open } = await cliOver(t, { seed: true });
+  const set = await run([
+    'user',
+    'set',
+    'admin@lzs.example.my',
+    '--agency',
+    'PPZ=viewer',
+    '--remove-agency',
+    'LZS',
+    '--name',
+    'Aminah',
+    '--totp',
+    'on',
+  ]);
+  assert.equal(set.code, 0, set.stderr);
+  assert.match(set.stdout, /^admin@lzs\.example\.my +PPZ=viewer +Aminah {2}\[totp\]$/m);
+  const url = /^otpauth:\/\/totp\/\S+$/m.exec(set.stdout)?.[0] ?? '';
+  const secret = new URL(url).searchParams.get('secret') ?? '';
+  assert.match(secret, /^[A-Z2-7]{32}$/);
+  const now = new Date();
+  assert.notEqual(totpStep(secret, totpCode(secret, now), now), undefined);
+  const listed = await run(['user', 'list']);
+  assert.ok(!listed.stdout.includes(secret), 'the secret is shown once');
+
+  const off = await run(['user', 'set', 'admin@lzs.example.my', '--totp', 'off']);
+  assert.match(off.stdout, /^admin@lzs\.example\.my +PPZ=viewer +Aminah$/m);
+  const deps = open();
+  t.after(() => deps.store.close());
+  assert.equal((await deps.store.dashboardUsers.byEmail('admin@lzs.example.my'))?.totpSecret, null);
+});
+
+test('user disable and reset-password end every session of the user; set --enable lets them back in', async (t) => {
+  const { run, open } = await cliOver(t, { seed: true });
+  const deps = open();
+  t.after(() => deps.store.close());
+  const users = deps.store.dashboardUsers;
+  await sessionOf(deps, 'admin@lzs.example.my', 'session-1');
+  const disabled = await run(['user', 'disable', 'admin@lzs.example.my']);
+  assert.equal(disabled.code, 0, disabled.stderr);
+  assert.notEqual((await users.session('session-1'))?.revokedAt, null);
+  assert.notEqual((await users.byEmail('admin@lzs.example.my'))?.disabledAt, null);
+  assert.match((await run(['user', 'list'])).stdout, /admin@lzs\.example\.my .*\[DISABLED /);
+  await run(['user', 'set', 'admin@lzs.example.my', '--enable']);
+  assert.equal((await users.byEmail('admin@lzs.example.my'))?.disabledAt, null);
+
+  await sessionOf(deps, 'admin@lzs.example.my', 'session-2');
+  const reset = await run(
+    ['user', 'reset-password', 'admin@lzs.example.my', '--password-stdin'],
+    'a-new-long-password\n',
+  );
+  assert.equal(reset.code, 0, reset.stderr);
+  assert.equal(
+    reset.stdout,
+    'Dashboard user admin@lzs.example.my: password replaced; their sessions ended.\n',
+  );
+  assert.notEqual((await users.session('session-2'))?.revokedAt, null);
+  const hash = (await users.byEmail('admin@lzs.example.my'))?.passwordHash ?? '';
+  assert.ok(await verifyPassword('a-new-long-password', hash));
+  assert.ok(!(await verifyPassword('demo-dashboard-lzs', hash)));
+});
+
+test('user refusals: an unknown agency, user or role, a taken address, a short password', async (t) => {
+  const { run } = await cliOver(t, { seed: true });
+  const cases: [string[], string, number, RegExp][] = [
+    [['user', 'add', 'a@b.my', '--agency', 'NOPE=admin'], '', 1, /^amil: no agency NOPE\n$/],
+    [['user', 'add', 'a@b.my', '--agency', 'LZS=owner'], '', 2, /use AGENCY=admin or AGENCY=viewer/],
+    [
+      ['user', 'add', 'admin@lzs.example.my', '--agency', 'LZS=admin'],
+      '',
+      1,
+      /exists; change it with: amil user set/,
+    ],
+    [['user', 'add', 'not-an-address', '--agency', 'LZS=admin'], '', 2, /not an e-mail address/],
+    [
+      ['user', 'add', 'a@b.my', '--agency', 'LZS=admin', '--password-stdin'],
+      'short\n',
+      1,
+      /at least 12 characters/,
+    ],
+    [['user', 'disable', 'nobody@b.my'], '', 1, /^amil: no dashboard user nobody@b\.my\n$/],
+    [['user', 'set', 'admin@lzs.example.my', '--totp', 'maybe'], '', 2, /on or off/],
+  ];
+  for (const [args, stdin, code, message] of cases) {
+    const result = await run(args, stdin);
+    const label = `amil ${args.join(' ')}`;
+    assert.equal(result.code, code, `${label}: ${result.stderr}`);
+    assert.match(result.stderr, message, label);
+    assert.equal(result.stdout, '', label);
+  }
 });

@@ -1,6 +1,6 @@
 import type { Db } from './db.ts';
 import { outboxWriter } from './outbox.ts';
-import { RECON_EMAIL_QUEUE, reconEmailJobId } from '../../queues.ts';
+import { RECON_EMAIL_QUEUE, reconEmailJobId, reconRemailJobId } from '../../queues.ts';
 import type { NewReconRun, ReconDelivery, ReconRunRow, ReconRunsRepository } from '../recon-runs.ts';
 
 const RUN_COLUMNS = `id, sink, business_date AS businessDate, trigger, as_of AS asOf, started_at AS startedAt,
@@ -104,6 +104,18 @@ export function sqliteReconRuns(db: Db): ReconRunsRepository {
           limit: filter.limit,
         })
         .map(parseRun);
+    },
+
+    async requestRemail(runId: number, at: string): Promise<void> {
+      db.transaction(() => {
+        const sent =
+          db
+            .prepare<[number], { n: number }>(
+              `SELECT count(*) AS n FROM recon_deliveries WHERE run_id = ? AND outcome = 'sent'`,
+            )
+            .get(runId)?.n ?? 0;
+        writeOutbox(RECON_EMAIL_QUEUE, reconRemailJobId(runId, sent), { runId, sentBefore: sent }, at);
+      }).immediate();
     },
 
     async recordDelivery(delivery: ReconDelivery): Promise<void> {

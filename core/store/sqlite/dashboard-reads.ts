@@ -1,0 +1,365 @@
+import { klDayStartUtc, nextDay } from '../../time.ts';
+import { reconEmailJobId } from '../../queues.ts';
+import type { Db } from './db.ts';
+import type { PaymentEvent, PaymentRow } from '../orders.ts';
+import type { CallbackAttempt, CallbackRow } from '../callbacks.ts';
+import type { ZakatReportRow } from '../zakat-report.ts';
+import type { ReconRunRow } from '../recon-runs.ts';
+import type {
+  DashboardPaymentFilter,
+  DashboardPostingFilter,
+  DashboardReadsRepository,
+  DashboardRun,
+  DayFigures,
+  RunMail,
+} from '../dashboard-reads.ts';
+
+/** A callback is failing while it retries after a failed attempt, and when it was given up or refused. */
+const FAILING = `(c.state IN ('dead', 'gone') OR (c.state = 'queued' AND c.attempts > 0))`;
+
+const PAYMENT_COLUMNS = `order_no AS orderNo, agency_code AS agencyCode, ref_no AS refNo, extra_data AS extraData,
+  payment_category AS paymentCategory, amount_sen AS amountSen, add_charge_sen AS addChargeSen, email,
+  return_url AS returnUrl, payment_method AS paymentMethod, status, debit_auth_code AS debitAuthCode,
+  fpx_txn_id AS fpxTxnId, fpx_txn_time AS fpxTxnTime, created_at AS createdAt, updated_at AS updatedAt,
+  source, pay_link AS payLink`;
+
+const PAYMENT_WHERE = `agency_code = @agency AND created_at >= @from AND created_at < @to
+  AND (@approved IS NULL OR (status = 'success') = @approved)
+  AND (@orderNo IS NULL OR order_no = @orderNo)
+  AND (@refNo IS NULL OR ref_no = @refNo)
+  AND (@method IS NULL OR payment_method = @method)`;
+
+const POSTING_COLUMNS = `n.posting_id AS postingId, n.sink, n.orderno, n.status, n.amount_sen AS amountSen, n.name,
+  n.email, n.data_email AS dataEmail, n.time_utc AS timeUtc, n.business_date AS businessDate,
+  n.zakat_name AS zakatName, n.ic_no AS icNo, n.phone, n.address, n.postcode, n.city, n.state,
+  n.type_raw AS typeRaw, n.type, n.year, n.zakat_amount_sen AS zakatAmountSen, n.rate_sen AS rateSen,
+  n.dependants, n.exceptions`;
+
+/** A posting's latest version in the agency's ledger (through the ledger's day index and primary key). */
+const LATEST = `l.sink = @agency AND l.business_date BETWEEN @firstDay AND @lastDay
+  AND NOT EXISTS (SELECT 1 FROM ledger_entries l2
+    WHERE l2.sink = l.sink AND l2.posting_id = l.posting_id AND l2.version > l.version)`;
+
+/** code 'any': every posting with an exception code (the overview's link). */
+const CODE_FILTER = `AND (@code IS NULL OR (@code = 'any' AND l.exceptions <> '[]')
+  OR EXISTS (SELECT 1 FROM json_each(l.exceptions) WHERE value = @code))`;
+
+/**
+ * The matching ledger entries. The posting's fields are joined only to filter by state or type: the ledger
+ * alone answers the count and the page's keys otherwise, and only the page's 50 postings are read.
+ */
+const postingKeys = (byFields: boolean) => `FROM ledger_entries l
+  ${byFields ? 'JOIN normalised_postings n ON n.posting_id = l.posting_id AND n.version = l.version' : ''}
+  WHERE ${LATEST} ${CODE_FILTER}
+  ${byFields ? 'AND (@state IS NULL OR n.state = @state) AND (@type IS NULL OR n.type = @type)' : ''}`;
+
+const RUN_COLUMNS = `r.id, r.sink, r.business_date AS businessDate, r.trigger, r.as_of AS asOf,
+  r.started_at AS startedAt, r.finished_at AS finishedAt, r.fingerprint, r.file, r.file_sha256 AS fileSha256,
+  r.file_bytes AS fileBytes, r.input_counts AS inputCounts, r.totals, r.previous_run AS previousRun, r.changes,
+  (SELECT min(d.at) FROM recon_deliveries d WHERE d.run_id = r.id AND d.outcome = 'sent') AS mailedAt,
+  EXISTS (SELECT 1 FROM recon_deliveries d WHERE d.run_id = r.id) AS tried,
+  EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = @jobPrefix || r.id
+    OR (o.job_id >= @jobPrefix || r.id || '.' AND o.job_id < @jobPrefix || r.id || '/')) AS queued`;
+
+type RawRun = Omit<ReconRunRow, 'inputCounts' | 'totals'> & {
+  inputCounts: string;
+  totals: string;
+  mailedAt: string | null;
+  tried: number;
+  queued: number;
+};
+
+const JOB_PREFIX = reconEmailJobId(0).slice(0, -1);
+
+function parseRun({ tried, queued, ...row }: RawRun): DashboardRun {
+  const mail: RunMail = row.mailedAt ? 'sent' : tried ? 'failed' : queued ? 'queued' : 'not-mailed';
+  return {
+    ...row,
+    inputCounts: JSON.parse(row.inputCounts) as Record<string, number>,
+    totals: JSON.parse(row.totals) as unknown,
+    mail,
+  };
+}
+
+const nullable = <T>(value: T | undefined): T | null => value ?? null;
+
+/** The day after `day` as the instant it starts, or past every stored instant for the last calendar day. */
+const endOf = (day: string) => (day >= '9999-12-31' ? '~' : klDayStartUtc(nextDay(day)));
+
+/** Rows fetched per query when the export streams every row. */
+const CHUNK = 1000;
+
+/** The SQLite implementation of {@link DashboardReadsRepository}. */
+export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
+  const paymentParams = (f: DashboardPaymentFilter) => ({
+    agency: f.agency,
+    from: klDayStartUtc(f.firstDay),
+    to: endOf(f.lastDay),
+    approved: f.approved === undefined ? null : f.approved ? 1 : 0,
+    orderNo: nullable(f.orderNo),
+    refNo: nullable(f.refNo),
+    method: nullable(f.method),
+  });
+  type PaymentParams = ReturnType<typeof paymentParams>;
+  const paymentCount = db.prepare<PaymentParams, { n: number }>(
+    `SELECT count(*) AS n FROM payments WHERE ${PAYMENT_WHERE}`,
+  );
+  const paymentPage = db.prepare<PaymentParams & { limit: number; offset: number }, PaymentRow>(
+    `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${PAYMENT_WHERE}
+     ORDER BY created_at, order_no LIMIT @limit OFFSET @offset`,
+  );
+  const paymentSeek = db.prepare<
+    PaymentParams & { afterCreated: string; afterOrder: string; limit: number },
+    PaymentRow
+  >(
+    `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${PAYMENT_WHERE}
+       AND (created_at > @afterCreated OR (created_at = @afterCreated AND order_no > @afterOrder))
+     ORDER BY created_at, order_no LIMIT @limit`,
+  );
+
+  // Bank postings per day from the ledger (latest versions); checkout payments per UTC+8 day of creation,
+  // counted once the acquirer was involved (an order nobody took to the bank is not a transaction).
+  const ledgerDays = db.prepare<
+    { agency: string; firstDay: string; lastDay: string },
+    { day: string; count: number; sumSen: number; pending: number; failed: number; exceptions: number }
+  >(
+    `SELECT l.business_date AS day,
+       sum(l.status = 'success') AS count, sum(CASE WHEN l.status = 'success' THEN l.amount_sen ELSE 0 END) AS sumSen,
+       sum(l.status = 'pending') AS pending, sum(l.status = 'failed') AS failed,
+       sum(l.exceptions <> '[]') AS exceptions
+     FROM ledger_entries l
+     WHERE l.sink = @agency AND l.business_date BETWEEN @firstDay AND @lastDay
+       AND NOT EXISTS (SELECT 1 FROM ledger_entries l2
+         WHERE l2.sink = l.sink AND l2.posting_id = l.posting_id AND l2.version > l.version)
+     GROUP BY l.business_date`,
+  );
+  const paymentDays = db.prepare<
+    { agency: string; from: string; to: string },
+    { day: string; count: number; sumSen: number; pending: number; failed: number }
+  >(
+    `SELECT date(created_at, '+8 hours') AS day,
+       sum(status = 'success') AS count, sum(CASE WHEN status = 'success' THEN amount_sen ELSE 0 END) AS sumSen,
+       sum(status = 'pending' AND acquirer_ref IS NOT NULL) AS pending, sum(status = 'failed') AS failed
+     FROM payments WHERE agency_code = @agency AND created_at >= @from AND created_at < @to
+     GROUP BY 1`,
+  );
+  const callbacksFailing = db.prepare<{ agency: string }, { n: number }>(
+    `SELECT count(*) AS n FROM callbacks c JOIN payments p ON p.order_no = c.order_no
+     WHERE p.agency_code = @agency AND ${FAILING}`,
+  );
+  const openAnomalies = db.prepare<{ agency: string }, { n: number }>(
+    `SELECT (SELECT count(*) FROM anomalies a JOIN bank_postings b ON b.id = a.posting_id
+              WHERE a.status = 'open' AND b.agency_code = @agency)
+          + (SELECT count(*) FROM payment_anomalies a JOIN payments p ON p.order_no = a.order_no
+              WHERE a.resolved_at IS NULL AND p.agency_code = @agency) AS n`,
+  );
+  const lastNightly = db.prepare<{ agency: string; jobPrefix: string }, RawRun>(
+    `SELECT ${RUN_COLUMNS} FROM recon_runs r WHERE r.sink = @agency AND r.trigger = 'nightly'
+     ORDER BY r.business_date DESC, r.id DESC LIMIT 1`,
+  );
+
+  const postingParams = (f: DashboardPostingFilter) => ({
+    agency: f.agency,
+    firstDay: f.firstDay,
+    lastDay: f.lastDay,
+    code: nullable(f.code),
+    state: nullable(f.state),
+    type: nullable(f.type),
+  });
+  type PostingParams = ReturnType<typeof postingParams>;
+  const postingReads = (byFields: boolean) => ({
+    count: db.prepare<PostingParams, { n: number }>(`SELECT count(*) AS n ${postingKeys(byFields)}`),
+    page: db.prepare<PostingParams & { limit: number; offset: number }, ZakatReportRow>(
+      `WITH page AS (SELECT l.posting_id, l.version, l.business_date ${postingKeys(byFields)}
+         ORDER BY l.business_date, l.posting_id LIMIT @limit OFFSET @offset)
+       SELECT ${POSTING_COLUMNS} FROM page
+       JOIN normalised_postings n ON n.posting_id = page.posting_id AND n.version = page.version
+       ORDER BY page.business_date, page.posting_id`,
+    ),
+  });
+  const postingsByFields = postingReads(true);
+  const postingsByLedger = postingReads(false);
+  // Flagged entries only, straight from the ledger (it keeps each version's codes): no posting row is read.
+  const codes = db.prepare<{ agency: string; firstDay: string; lastDay: string }, { code: string }>(
+    `SELECT DISTINCT j.value AS code FROM ledger_entries l, json_each(l.exceptions) j
+     WHERE l.sink = @agency AND l.business_date BETWEEN @firstDay AND @lastDay AND l.exceptions <> '[]'
+       AND NOT EXISTS (SELECT 1 FROM ledger_entries l2
+         WHERE l2.sink = l.sink AND l2.posting_id = l.posting_id AND l2.version > l.version)
+     ORDER BY 1`,
+  );
+
+  const callbackWhere = `p.agency_code = @agency AND (@state IS NULL
+    OR (@state = 'failing' AND ${FAILING}) OR c.state = @state)`;
+  const callbackCount = db.prepare<{ agency: string; state: string | null }, { n: number }>(
+    `SELECT count(*) AS n FROM callbacks c JOIN payments p ON p.order_no = c.order_no WHERE ${callbackWhere}`,
+  );
+  const callbackPage = db.prepare<
+    { agency: string; state: string | null; limit: number; offset: number },
+    CallbackRow & { failing: number }
+  >(
+    `SELECT c.id, c.order_no AS orderNo, p.agency_code AS agencyCode, c.status, c.url, c.fields,
+       c.created_at AS createdAt, c.state, c.attempts, c.next_attempt_at AS nextAttemptAt,
+       c.finished_at AS finishedAt, ${FAILING} AS failing
+     FROM callbacks c JOIN payments p ON p.order_no = c.order_no WHERE ${callbackWhere}
+     ORDER BY failing DESC, c.id DESC LIMIT @limit OFFSET @offset`,
+  );
+  const callbackStates = db.prepare<{ agency: string }, { state: string; n: number; failing: number }>(
+    `SELECT c.state, count(*) AS n, sum(${FAILING}) AS failing
+     FROM callbacks c JOIN payments p ON p.order_no = c.order_no WHERE p.agency_code = @agency GROUP BY c.state`,
+  );
+  const attempts = db.prepare<[number], CallbackAttempt>(
+    `SELECT at, status_code AS statusCode, latency_ms AS latencyMs, error, response_prefix AS responsePrefix
+     FROM callback_attempts WHERE callback_id = ? ORDER BY id`,
+  );
+
+  const orderRow = db.prepare<{ agency: string; orderNo: string }, PaymentRow>(
+    `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE order_no = @orderNo AND agency_code = @agency`,
+  );
+  const orderEvents = db.prepare<[string], PaymentEvent>(
+    'SELECT at, status, debit_auth_code AS debitAuthCode, source FROM payment_events WHERE order_no = ? ORDER BY id',
+  );
+  const orderCallbacks = db.prepare<[string], CallbackRow>(
+    `SELECT c.id, c.order_no AS orderNo, p.agency_code AS agencyCode, c.status, c.url, c.fields,
+       c.created_at AS createdAt, c.state, c.attempts, c.next_attempt_at AS nextAttemptAt, c.finished_at AS finishedAt
+     FROM callbacks c JOIN payments p ON p.order_no = c.order_no WHERE c.order_no = ? ORDER BY c.id`,
+  );
+
+  const runList = db.prepare<
+    { agency: string; jobPrefix: string; firstDay: string | null; lastDay: string | null; limit: number },
+    RawRun
+  >(
+    `SELECT ${RUN_COLUMNS} FROM recon_runs r
+     WHERE r.sink = @agency AND (@firstDay IS NULL OR r.business_date >= @firstDay)
+       AND (@lastDay IS NULL OR r.business_date <= @lastDay)
+     ORDER BY r.business_date DESC, r.id DESC LIMIT @limit`,
+  );
+  const oneRun = db.prepare<{ agency: string; jobPrefix: string; id: number }, RawRun>(
+    `SELECT ${RUN_COLUMNS} FROM recon_runs r WHERE r.id = @id AND r.sink = @agency`,
+  );
+
+  return {
+    async overview(agency, firstDay, lastDay) {
+      return db.transaction(() => {
+        const byDay = new Map<string, DayFigures>();
+        for (let day = firstDay; day <= lastDay; day = nextDay(day)) {
+          byDay.set(day, { day, collected: { count: 0, sumSen: 0 }, pending: 0, failed: 0, exceptions: 0 });
+        }
+        const add = (row: {
+          day: string;
+          count: number;
+          sumSen: number;
+          pending: number;
+          failed: number;
+        }) => {
+          const figures = byDay.get(row.day);
+          if (!figures) return;
+          figures.collected.count += row.count;
+          figures.collected.sumSen += row.sumSen;
+          figures.pending += row.pending;
+          figures.failed += row.failed;
+        };
+        for (const row of ledgerDays.all({ agency, firstDay, lastDay })) {
+          add(row);
+          const figures = byDay.get(row.day);
+          if (figures) figures.exceptions += row.exceptions;
+        }
+        for (const row of paymentDays.all({ agency, from: klDayStartUtc(firstDay), to: endOf(lastDay) }))
+          add(row);
+        const nightly = lastNightly.get({ agency, jobPrefix: JOB_PREFIX });
+        return {
+          days: [...byDay.values()],
+          callbacksFailing: callbacksFailing.get({ agency })?.n ?? 0,
+          openAnomalies: openAnomalies.get({ agency })?.n ?? 0,
+          lastNightly: nightly ? parseRun(nightly) : null,
+        };
+      })();
+    },
+
+    async paymentsPage(filter, limit, offset) {
+      const p = paymentParams(filter);
+      return db.transaction(() => ({
+        rows: paymentPage.all({ ...p, limit, offset }),
+        total: paymentCount.get(p)?.n ?? 0,
+      }))();
+    },
+
+    async *paymentRows(filter) {
+      const p = paymentParams(filter);
+      let after = { createdAt: '', orderNo: '' };
+      for (;;) {
+        const rows = paymentSeek.all({
+          ...p,
+          afterCreated: after.createdAt,
+          afterOrder: after.orderNo,
+          limit: CHUNK,
+        });
+        yield* rows;
+        const last = rows.at(-1);
+        if (!last || rows.length < CHUNK) return;
+        after = { createdAt: last.createdAt, orderNo: last.orderNo };
+      }
+    },
+
+    async order(agency, orderNo) {
+      return db.transaction(() => {
+        const row = orderRow.get({ agency, orderNo });
+        if (!row) return undefined;
+        return {
+          ...row,
+          events: orderEvents.all(orderNo),
+          callbacks: orderCallbacks.all(orderNo).map((c) => ({ ...c, attemptLog: attempts.all(c.id) })),
+        };
+      })();
+    },
+
+    async postingsPage(filter, limit, offset) {
+      const p = postingParams(filter);
+      const read = p.state === null && p.type === null ? postingsByLedger : postingsByFields;
+      return db.transaction(() => ({
+        rows: read.page.all({ ...p, limit, offset }),
+        total: read.count.get(p)?.n ?? 0,
+      }))();
+    },
+
+    async postingCodes({ agency, firstDay, lastDay }) {
+      return codes.all({ agency, firstDay, lastDay }).map((row) => row.code);
+    },
+
+    async callbacksPage(filter, limit, offset) {
+      const p = { agency: filter.agency, state: filter.state ?? null };
+      return db.transaction(() => {
+        const byState: Record<string, number> = { failing: 0 };
+        for (const row of callbackStates.all({ agency: filter.agency })) {
+          byState[row.state] = row.n;
+          byState.failing = (byState.failing ?? 0) + row.failing;
+        }
+        return {
+          rows: callbackPage.all({ ...p, limit, offset }).map((row) => ({
+            ...row,
+            failing: row.failing === 1,
+            attemptLog: attempts.all(row.id),
+          })),
+          total: callbackCount.get(p)?.n ?? 0,
+          byState,
+        };
+      })();
+    },
+
+    async runs(agency, filter) {
+      return runList
+        .all({
+          agency,
+          jobPrefix: JOB_PREFIX,
+          firstDay: nullable(filter.firstDay),
+          lastDay: nullable(filter.lastDay),
+          limit: filter.limit,
+        })
+        .map(parseRun);
+    },
+
+    async run(agency, id) {
+      const row = oneRun.get({ agency, jobPrefix: JOB_PREFIX, id });
+      return row && parseRun(row);
+    },
+  };
+}
