@@ -120,7 +120,7 @@ async function ours(
     dir: input.outDir,
   });
   const ms = performance.now() - t0;
-  deps.store.close();
+  await deps.store.close();
   return {
     ms,
     rows: result.summary.inputs.transactions,
@@ -251,7 +251,7 @@ async function phases(
     countRows(db.prepare(BASELINE_SELECT).raw(true).iterate(input.sink, input.day)),
   );
   db.close();
-  deps.store.close();
+  await deps.store.close();
   return { ms, rows: result.summary.inputs.transactions, fileBytes: result.run.fileBytes, spans, alone };
 }
 

@@ -97,7 +97,8 @@ export interface Store {
   readonly dashboardReads: DashboardReadsRepository;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
-  close(): void;
+  /** Releases the connections (once the work in flight has finished). */
+  close(): Promise<void>;
 }
 
 /**
@@ -136,7 +137,7 @@ export function openStore(file: string): SqliteStore {
     async ping() {
       db.prepare('SELECT 1').get();
     },
-    close() {
+    async close() {
       if (db.open) db.close();
     },
   };

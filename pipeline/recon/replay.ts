@@ -216,7 +216,7 @@ export async function replayDay(
   } finally {
     await deps.callbacks.close();
     deps.mailer.close();
-    deps.store.close();
+    await deps.store.close();
     rmSync(work, { recursive: true, force: true });
   }
 }
