@@ -1,4 +1,5 @@
 /** Dashboard users as ops and the demo seeding make them: checked input, hashed password, memberships. */
+import { isEmailAddress } from './email.ts';
 import { generatePassword, hashPassword } from './passwords.ts';
 import type { DashboardRole, DashboardUser, Store } from './store/index.ts';
 
@@ -7,9 +8,7 @@ export const MIN_DASHBOARD_PASSWORD = 12;
 
 /** Why an e-mail address is refused, or undefined when it is fine. */
 export function emailProblem(email: string): string | undefined {
-  return email.length <= 254 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)
-    ? undefined
-    : `not an e-mail address: ${email}`;
+  return isEmailAddress(email) ? undefined : `not an e-mail address: ${email}`;
 }
 
 /** Why a password is refused, or undefined when it is fine. */

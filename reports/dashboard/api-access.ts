@@ -13,7 +13,7 @@ import { apiAccessPage, TOKEN_LIFETIMES, type ApiAccessView } from './api-access
 import { recordAudit } from './audit.ts';
 import { requireAdmin, sendHtml, sendRefusal } from './guards.ts';
 import { dashboardHref } from './layout.ts';
-import type { DashboardState } from './state.ts';
+import { dashboardStateOf } from './state.ts';
 
 /** Messages of the redirects after a change (`?done=`), so a reload never repeats the change. */
 const DONE: Record<string, string> = {
@@ -32,14 +32,14 @@ export function registerApiAccess(router: Router, deps: Deps): void {
     status: number,
     extra: Omit<ApiAccessView, 'agency' | 'tokens' | 'now'> = {},
   ) => {
-    const state = ctx.state.dashboard as DashboardState;
+    const state = dashboardStateOf(ctx);
     const agency = await deps.store.agencies.get(state.agency);
     if (!agency) return sendRefusal(ctx, 404, 'Not found', 'This agency no longer exists.');
     const tokens = await deps.store.dashboardUsers.reportTokensOf(state.agency);
     sendHtml(ctx, status, apiAccessPage(state, { agency, tokens, now: deps.clock.now(), ...extra }));
   };
   const back = (ctx: Context, done: keyof typeof DONE) => {
-    const state = ctx.state.dashboard as DashboardState;
+    const state = dashboardStateOf(ctx);
     ctx.status = 303;
     ctx.redirect(`${dashboardHref(state.agency, 'api-access')}?done=${done}`);
   };
@@ -50,7 +50,7 @@ export function registerApiAccess(router: Router, deps: Deps): void {
   });
 
   router.post('/api-access/tokens', requireAdmin, async (ctx) => {
-    const state = ctx.state.dashboard as DashboardState;
+    const state = dashboardStateOf(ctx);
     const form = await readForm(ctx);
     const chosen = [...new Set(form.filter(([key]) => key === 'agencies').map(([, v]) => v))];
     const lifetime = TOKEN_LIFETIMES.find((l) => l.value === field(form, 'ttl'));
@@ -77,7 +77,7 @@ export function registerApiAccess(router: Router, deps: Deps): void {
   });
 
   router.post('/api-access/tokens/:jti/revoke', requireAdmin, async (ctx) => {
-    const state = ctx.state.dashboard as DashboardState;
+    const state = dashboardStateOf(ctx);
     const jti = ctx.params.jti ?? '';
     const token = await deps.store.reportTokens.get(jti);
     // A token that does not cover this agency is not this admin's to see: 404, like one that never was.
@@ -91,7 +91,7 @@ export function registerApiAccess(router: Router, deps: Deps): void {
   });
 
   router.post('/api-access/api-key', requireAdmin, async (ctx) => {
-    const state = ctx.state.dashboard as DashboardState;
+    const state = dashboardStateOf(ctx);
     if (field(await readForm(ctx), 'confirm') !== 'yes') {
       return render(ctx, 400, {
         errors: {
@@ -107,7 +107,7 @@ export function registerApiAccess(router: Router, deps: Deps): void {
   });
 
   router.post('/api-access/settings', requireAdmin, async (ctx) => {
-    const state = ctx.state.dashboard as DashboardState;
+    const state = dashboardStateOf(ctx);
     const form = await readForm(ctx);
     const typed = { callbackHosts: field(form, 'callback_hosts'), recipients: field(form, 'recipients') };
     const hosts = parseSettingList('callback-hosts', typed.callbackHosts);

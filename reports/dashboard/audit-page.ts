@@ -5,14 +5,14 @@ import { html } from '../../core/html.ts';
 import { formatKl } from '../../core/time.ts';
 import { sendHtml } from './guards.ts';
 import { dashboardPage, dashboardHref } from './layout.ts';
-import type { DashboardState } from './state.ts';
+import { dashboardStateOf } from './state.ts';
 
 const PAGE_SIZE = 50;
 
 /** GET /dashboard/a/:agency/audit (`?before=<id>` pages back). */
 export function registerAuditPage(router: Router, deps: Deps): void {
   router.get('/audit', async (ctx) => {
-    const state = ctx.state.dashboard as DashboardState;
+    const state = dashboardStateOf(ctx);
     const before = typeof ctx.query.before === 'string' && /^\d{1,15}$/.test(ctx.query.before);
     const entries = await deps.store.dashboardUsers.audit(state.agency, {
       limit: PAGE_SIZE,

@@ -10,7 +10,7 @@ import { html } from '../../core/html.ts';
 import { constantTimeEqual } from '../../core/constant-time.ts';
 import { plainPage } from './layout.ts';
 import { currentSession } from './session.ts';
-import type { DashboardState } from './state.ts';
+import { dashboardStateIfAny, type DashboardState } from './state.ts';
 
 /** Headers of every dashboard response: our own styles and scripts only, never framed, cached or sniffed. */
 export async function dashboardHeaders(ctx: Context, next: Next): Promise<void> {
@@ -125,7 +125,7 @@ export function dashboardSession(deps: Deps): Middleware {
 
 /** Admins only: a viewer gets a 403 page (it names the role needed, so they know whom to ask). */
 export const requireAdmin: Middleware = async (ctx, next) => {
-  const state = ctx.state.dashboard as DashboardState | undefined;
+  const state = dashboardStateIfAny(ctx);
   if (state?.role !== 'admin') {
     return sendRefusal(
       ctx,

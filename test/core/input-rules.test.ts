@@ -86,3 +86,17 @@ test('one calendar-day rule: the YYYY-MM-DD check is written in core/time.ts onl
 test('no code casts the request state: each route states what its middlewares set (core/http/state.ts)', () => {
   assert.deepEqual(where(/ctx\.state(?:\.\w+)?\s+as\s/), []);
 });
+
+test('one calendar-day rule also for queued work: a nightly run of a day that does not exist is refused', () => {
+  const validators = compileValidators({
+    bankAgencyCodes: ['BANK'],
+    formats: { email: isEmailAddress, date: isCalendarDay },
+  });
+  const nightly = validators.jobs('https://schemas.amil.my/jobs/recon-nightly-job.json');
+  assert.equal(nightly({ day: '2026-02-28' }), true);
+  assert.equal(nightly({ day: '2026-02-31' }), false);
+  assert.deepEqual(
+    nightly.errors().map((e) => e.pointer),
+    ['/day'],
+  );
+});

@@ -8,7 +8,7 @@ import { sendWorkbook } from '../../reconciliation-routes.ts';
 import { recordAudit } from '../audit.ts';
 import { requireAdmin, sendHtml, sendRefusal } from '../guards.ts';
 import { csrfField, dashboardPage, type DashboardNav } from '../layout.ts';
-import type { DashboardState } from '../state.ts';
+import { dashboardStateOf, type DashboardState } from '../state.ts';
 import { CALLBACK_STATES, callbacksBody } from './callbacks.ts';
 import { agencyBase } from './format.ts';
 import { overviewBody } from './overview.ts';
@@ -33,7 +33,7 @@ const NOTICES: Record<string, string> = {
 /** The page a non-member gets too: another agency's order or run looks exactly like a missing one. */
 const notFound = (ctx: Context) => sendRefusal(ctx, 404, 'Not found', 'There is no such page for you here.');
 
-const stateOf = (ctx: Context) => ctx.state.dashboard as DashboardState;
+const stateOf = (ctx: Context) => dashboardStateOf(ctx);
 /** The CSRF field for an admin's forms; null for a viewer, who is shown none. */
 const adminCsrf = (state: DashboardState): Html | null =>
   state.role === 'admin' ? new SafeHtml(csrfField(state)) : null;
