@@ -88,6 +88,7 @@ test('buildProgram parses nothing when built, and --help prints to the given str
       'recon',
       'export-day',
       'replay',
+      'db',
     ],
   );
   assert.equal(out.text(), '', 'building printed nothing');
