@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createAcquirer } from './acquirer/index.ts';
 import { createCallbackClient } from './outbound/callback-client.ts';
 import { createMailer } from './outbound/mailer.ts';
@@ -23,6 +23,12 @@ export function createDeps(
   overrides: Partial<Deps> = {},
 ): Deps {
   const config: Config = overrides.config ?? loadConfig(env);
+  // Until every repository has its PostgreSQL twin (issue 17), a process told to use PostgreSQL refuses to
+  // start rather than write to a SQLite file nobody else reads.
+  if (config.databaseUrl && !overrides.store)
+    throw new ConfigError([
+      'DATABASE_URL: the PostgreSQL store is not complete yet (issue 17); only `amil db migrate` and `amil db status` use it. Unset it to run on SQLite',
+    ]);
   const store = overrides.store ?? openStore(config.databaseFile);
   const clock = overrides.clock ?? systemClock;
   const readiness = overrides.readiness ?? createReadiness(store, clock);

@@ -2,6 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
+import { createDeps } from '../../core/bootstrap.ts';
 import { ConfigError, loadConfig } from '../../core/config.ts';
 import { createLogger } from '../../core/logger.ts';
 import { openPgPool, redactDatabaseUrl, statement, type PgDb } from '../../core/store/pg/pool.ts';
@@ -162,4 +163,11 @@ test('a cursor streams a large result in pieces', async () => {
     return { sizes, total };
   });
   assert.deepEqual(pieces, { sizes: [1000, 1000, 500], total: (2500 * 2501) / 2 });
+});
+
+test('a process given DATABASE_URL never falls back to SQLite silently', () => {
+  assert.throws(
+    () => createDeps({ NODE_ENV: 'test', DATA_DIR: '/nonexistent/amil', DATABASE_URL: server.url }),
+    (err: unknown) => err instanceof ConfigError && /DATABASE_URL/.test(err.message),
+  );
 });
