@@ -10,6 +10,7 @@ import { register as agency } from './agency.ts';
 import { register as anomalies } from './anomalies.ts';
 import { register as callbacks } from './callbacks.ts';
 import { register as db } from './db.ts';
+import { register as migrateStore } from './migrate-store.ts';
 import { register as partner } from './partner.ts';
 import { register as queues } from './queues.ts';
 import { register as recon } from './recon.ts';
@@ -40,6 +41,7 @@ export function buildProgram(cli: CliContext): Command {
   recon(program, cli);
   replay(program, cli);
   db(program, cli);
+  migrateStore(program, cli);
   return program;
 }
 

@@ -89,6 +89,7 @@ test('buildProgram parses nothing when built, and --help prints to the given str
       'export-day',
       'replay',
       'db',
+      'migrate-store',
     ],
   );
   assert.equal(out.text(), '', 'building printed nothing');
