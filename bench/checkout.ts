@@ -11,7 +11,7 @@
  *    client. The client is a child process (this file, forked with --load-client): it signs each order with
  *    signPost just before sending it (the merchant's cost, and a fresh exp). Aim: >= 1,500 checkouts/s.
  * 2. Direct callbacks/s: N paid orders are made through the store (createOrder, startAttempt, settleOrder:
- *    each queues its callback to a local receiver), then createInProcessRelay(deps).drain() is timed until
+ *    each queues its callback to a local receiver), then createInProcessRuntime(deps).drain() is timed until
  *    all N are delivered. The receiver is a node:http server in a child process (this file, forked with
  *    --receiver) that verifies each signature and answers 200. Baseline: N plain undici POSTs of the same
  *    signed form body to the same receiver, 32 at a time (the callback job's concurrency), from this
@@ -43,7 +43,7 @@ import { signCallback, signPost, verifyCallback } from '../core/signatures.ts';
 import { formatKl } from '../core/time.ts';
 import { newOrderNo } from '../ingest/checkout/service.ts';
 import { createWebApp } from '../bin/create-app.ts';
-import { createInProcessRelay } from '../pipeline/relay.ts';
+import { createInProcessRuntime } from '../pipeline/in-process-runtime.ts';
 import { fmtInt, fmtMs, fmtPct, fmtRatio, percentile, table } from './format.ts';
 
 const HOST = '127.0.0.1';
@@ -368,7 +368,7 @@ async function makePaidOrders(
     for (let i = 0; i < count; i += 1) {
       const now = new Date();
       const at = now.toISOString();
-      const { created, order } = await deps.store.checkout.createOrder({
+      const { created, order } = await deps.store.orders.createOrder({
         orderNo: newOrderNo(now),
         agencyCode: 'LZS',
         refNo: `CB-${i}`,
@@ -381,7 +381,7 @@ async function makePaidOrders(
         at,
       });
       if (!created) throw new Error(`order ${i} was not created (orderNo collision?)`);
-      const refused = await deps.store.checkout.startAttempt(order.orderNo, {
+      const refused = await deps.store.orders.startAttempt(order.orderNo, {
         paymentMethod: 'fpx',
         bankId: bank.id,
         bankName: bank.name,
@@ -429,9 +429,9 @@ interface Delivery {
   error?: string;
 }
 
-/** Times createInProcessRelay(deps).drain() until the outbox has nothing ready (or the limit passes). */
+/** Times createInProcessRuntime(deps).drain() until the outbox has nothing ready (or the limit passes). */
 async function timeDrain(deps: Deps, limitSeconds: number): Promise<Delivery> {
-  const relay = createInProcessRelay(deps);
+  const relay = createInProcessRuntime(deps);
   const elu = performance.eventLoopUtilization();
   const cpu = process.cpuUsage();
   const t0 = performance.now();
@@ -622,7 +622,7 @@ async function main(): Promise<boolean> {
     await listening.close(1000);
     listening = undefined;
     const ordersMade = (() => {
-      const db = new Database(web.store.file, { readonly: true });
+      const db = new Database(web.config.databaseFile, { readonly: true });
       try {
         return (
           db
@@ -690,7 +690,7 @@ async function main(): Promise<boolean> {
     process.stdout.write(` ${(made.ms / 1000).toFixed(1)} s (${fmtInt(callbacks / (made.ms / 1000))}/s)\n`);
     const cb = depsIn(cbDir);
     // The baseline body: the first callback's own fields, signed as the callback job signs them.
-    const [sample] = await cb.store.checkout.callbacks({ limit: 1 });
+    const [sample] = await cb.store.callbacks.list({ limit: 1 });
     if (!sample) throw new Error('no callback was queued');
     const sampleFields = JSON.parse(sample.fields) as Record<string, string>;
     const baselineBody = new URLSearchParams({
@@ -714,7 +714,7 @@ async function main(): Promise<boolean> {
     }
     if (delivery.error !== undefined) console.log(`\n  ! the drain failed: ${delivery.error}`);
     const deliveryStats = await ask<ReceiverStats>(receiver, 'take');
-    const check = delivery.timedOut ? undefined : checkCallbacks(cb.store.file);
+    const check = delivery.timedOut ? undefined : checkCallbacks(cb.config.databaseFile);
     process.stdout.write(' done\n\n');
 
     // -- the report -----------------------------------------------------------------------------------

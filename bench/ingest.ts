@@ -45,7 +45,7 @@ const AIM_P99_BATCH_100_MS = 25;
 const OPEN_LOOP_BATCH = 100;
 /** The open-loop rate as a share of the closed-loop endpoint req/s at OPEN_LOOP_BATCH. */
 const OPEN_LOOP_RATE_SHARE = 0.5;
-const MIGRATION_SQL = new URL('../core/store/migrations/001_foundation.sql', import.meta.url);
+const MIGRATION_SQL = new URL('../core/store/sqlite/migrations/001_foundation.sql', import.meta.url);
 
 function benchSeconds(): number {
   const raw = process.env.BENCH_SECONDS;
@@ -147,7 +147,7 @@ function preparedRows(deps: Deps, count: number, next: () => { orderno: string; 
 function rawSqlite(deps: Deps, dir: string, seconds: number): { records: number; ms: number } {
   const db = new Database(path.join(dir, 'raw.db'));
   try {
-    // The pragmas of core/store/db.ts: WAL, synchronous=FULL, foreign keys enforced.
+    // The pragmas of core/store/sqlite/db.ts: WAL, synchronous=FULL, foreign keys enforced.
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
@@ -160,7 +160,7 @@ function rawSqlite(deps: Deps, dir: string, seconds: number): { records: number;
       `INSERT INTO webhook_batches (id, partner_id, received_at, business_date, content_type, body, sha256,
          record_count) VALUES (?, ?, ?, ?, 'application/json', x'7b7d', '', 0)`,
     ).run(batchId, partnerId, at, businessDate(new Date()));
-    // The column list and values of insertPosting in core/store/bank-postings.ts.
+    // The column list and values of insertPosting in core/store/sqlite/bank-postings.ts.
     const insert = db.prepare(
       `INSERT INTO bank_postings (partner_id, orderno, bank_agency, route, agency_code, status, amount_sen, name,
          email, time_raw, time_utc, business_date, record, content_sha256, version, first_batch_id,

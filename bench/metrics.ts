@@ -15,7 +15,7 @@ import { createDeps, seedDemoData } from '../core/bootstrap.ts';
 import { createLogger } from '../core/logger.ts';
 import type { Deps } from '../core/deps.ts';
 import { ingestBankBatch } from '../ingest/bank-webhook/service.ts';
-import { createInProcessRelay } from '../pipeline/relay.ts';
+import { createInProcessRuntime } from '../pipeline/in-process-runtime.ts';
 import type { BankTransaction } from '../schemas/index.ts';
 import { benchRecord, orderSequence } from './records.ts';
 import { table } from './format.ts';
@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     const deps = await newDeps(path.join(root, 'full'));
     await storePostings(deps, POSTINGS);
     rows.push(['backlog', ...(await timeScrapes(deps))]);
-    await createInProcessRelay(deps).drain();
+    await createInProcessRuntime(deps).drain();
     rows.push(['ledgered', ...(await timeScrapes(deps))]);
     deps.store.close();
 

@@ -8,7 +8,7 @@
  * 1,000 records, which leaves a normalise job per batch in the outbox. Timed, each on its own data dir:
  *
  *   A  the pipeline on BullMQ: createBullRuntime (relay + a worker per queue, concurrency 1), start, drain
- *   B  the same pipeline in-process: createInProcessRelay(...).drain()
+ *   B  the same pipeline in-process: createInProcessRuntime(...).drain()
  *   C1 a trivial BullMQ job of the same count: N / 1,000 no-op jobs, each standing for 1,000 records
  *   C2 a job per record: N no-op jobs (addBulk in chunks), the per-job cap
  *
@@ -27,10 +27,10 @@ import { createDeps, seedDemoData } from '../core/bootstrap.ts';
 import type { Deps } from '../core/deps.ts';
 import { TEST_SINK } from '../core/store/index.ts';
 import { ingestBankBatch } from '../ingest/bank-webhook/service.ts';
-import { createBullRuntime } from '../pipeline/bullmq.ts';
+import { createBullRuntime } from '../pipeline/bullmq/runtime.ts';
 import { jobOptionsFor } from '../pipeline/retry.ts';
 import { loadConfig } from '../core/config.ts';
-import { createInProcessRelay } from '../pipeline/relay.ts';
+import { createInProcessRuntime } from '../pipeline/in-process-runtime.ts';
 import type { PipelineRuntime } from '../pipeline/runtime.ts';
 import type { BankTransaction } from '../schemas/index.ts';
 import { benchRecord, orderSequence } from './records.ts';
@@ -240,7 +240,7 @@ async function pipelineScenario(
 
     const failedJobs = outcome.done ? (await runtime.failed()).length : Number.NaN;
     await runtime.stop();
-    const counts = readCounts(deps.store.file);
+    const counts = readCounts(deps.config.databaseFile);
     return {
       records: total,
       jobs: counts.outbox,
@@ -291,7 +291,7 @@ async function trivialScenario(
   recordsPerJob: number,
   limitMs: number,
 ): Promise<TrivialRun> {
-  // The connection options of pipeline/bullmq.ts's workers; the queue waits for its connection up front.
+  // The connection options of pipeline/bullmq/workers.ts's workers; the queue waits for its connection up front.
   const queueConnection = new Redis(url, { maxRetriesPerRequest: null });
   const workerConnection = new Redis(url, { maxRetriesPerRequest: null });
   const queue = new Queue(name, { connection: queueConnection, prefix });
@@ -421,7 +421,7 @@ async function main(): Promise<void> {
     // Warm-up (not reported): the job processors and the store code get compiled before anything is timed.
     process.stdout.write('  warm-up...');
     await pipelineScenario({}, WARMUP_POSTINGS, limitMs, (deps) => {
-      const runtime = createInProcessRelay(deps, { pollMs: POLL_MS, maxAttempts: 3, backoffMs: 0 });
+      const runtime = createInProcessRuntime(deps, { pollMs: POLL_MS, maxAttempts: 3, backoffMs: 0 });
       return { runtime, run: () => runtime.drain() };
     });
 
@@ -447,7 +447,7 @@ async function main(): Promise<void> {
 
     process.stdout.write(' B (in-process pipeline)...');
     const inProcess = await pipelineScenario({}, total, limitMs, (deps) => {
-      const runtime = createInProcessRelay(deps, { pollMs: POLL_MS, maxAttempts: 3, backoffMs: 0 });
+      const runtime = createInProcessRuntime(deps, { pollMs: POLL_MS, maxAttempts: 3, backoffMs: 0 });
       return { runtime, run: () => runtime.drain() };
     });
 

@@ -5,7 +5,7 @@
  * - every record is schema-checked (`deps.validators.bankWebhookRequest`), prepared (`prepareRecord`) and
  *   stored with `store.bankPostings.ingestBatch` in batches of 5,000, each received 30 s after its last
  *   record's time (so `webhook_batches`, `bank_postings`, `bank_posting_versions` and `anomalies` are what the
- *   webhook writes); then the pipeline jobs run in-process (`createInProcessRelay(deps).drain()`), which
+ *   webhook writes); then the pipeline jobs run in-process (`createInProcessRuntime(deps).drain()`), which
  *   writes `normalised_postings` and `ledger_entries` (with `received_at`) as in production;
  * - the day: N LZS postings spread evenly over 2026-11-20 (Asia/Kuala_Lumpur), 90% success, 6% pending and
  *   4% failed; 60% of the pending ones are resolved later in the day (a second version); fourteen zakat types
@@ -24,7 +24,7 @@ import { sha256Hex } from '../core/canonical-json.ts';
 import { businessDate, klDayStartUtc, prevDay } from '../core/time.ts';
 import { prepareRecord } from '../ingest/bank-webhook/prepare.ts';
 import { normaliseRecord } from '../pipeline/normalise/rules.ts';
-import { createInProcessRelay } from '../pipeline/relay.ts';
+import { createInProcessRuntime } from '../pipeline/in-process-runtime.ts';
 import type { BankTransaction } from '../schemas/index.ts';
 
 export const SEED_PARTNER = 'demo-bank'; // fixtures/demo/seed.json
@@ -352,7 +352,7 @@ export async function seedReconDay(
 
   progress('pipeline (normalise, ledger)');
   const p0 = performance.now();
-  const relay = createInProcessRelay(deps, { pollMs: 20, maxAttempts: 3, backoffMs: 0 });
+  const relay = createInProcessRuntime(deps, { pollMs: 20, maxAttempts: 3, backoffMs: 0 });
   await relay.drain();
   const failed = await relay.failed();
   await relay.stop();

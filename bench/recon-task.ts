@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import ExcelJS from 'exceljs';
 import { createDeps } from '../core/bootstrap.ts';
-import type { ReconSnapshot } from '../core/store/recon-snapshot.ts';
+import type { ReconSnapshot } from '../core/store/index.ts';
 import { runReconciliation } from '../pipeline/recon/run-day.ts';
 import { summarise } from '../reports/reconciliation/summary.ts';
 
@@ -208,11 +208,11 @@ async function phases(
 ): Promise<Omit<TaskResult, 'task' | 'maxRssBytes' | 'sampled' | 'cpuMs'>> {
   const deps = depsFor(input);
   const spans: ReadSpan[] = [];
-  const reconRuns = deps.store.reconRuns as { snapshot: typeof deps.store.reconRuns.snapshot };
-  const open = reconRuns.snapshot.bind(deps.store.reconRuns);
+  const snapshots = deps.store.reconSnapshot;
+  const open = snapshots.open.bind(deps.store.reconSnapshot);
   let t0 = 0;
-  reconRuns.snapshot = (...args) => {
-    const snapshot = open(...args);
+  snapshots.open = async (...args) => {
+    const snapshot = await open(...args);
     timeReads(snapshot, t0, spans);
     return snapshot;
   };
@@ -226,7 +226,7 @@ async function phases(
   });
   const ms = performance.now() - t0;
   spans.push({ read: 'end', startMs: ms, endMs: ms, rows: 0 });
-  reconRuns.snapshot = open;
+  snapshots.open = open;
 
   // Each piece alone, on a snapshot of its own.
   const alone: { label: string; ms: number; rows: number }[] = [];
@@ -235,7 +235,7 @@ async function phases(
     const rows = fn();
     alone.push({ label, ms: performance.now() - start, rows });
   };
-  const snapshot = deps.store.reconRuns.snapshot(input.sink, input.day, new Date(input.asOf));
+  const snapshot = await deps.store.reconSnapshot.open(input.sink, input.day, new Date(input.asOf));
   time('snapshot.transactions(), rows only', () => countRows(snapshot.transactions()));
   time('summarise(snapshot)', () => summarise(snapshot).inputs.transactions);
   snapshot.close();

@@ -43,7 +43,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { createDeps, seedDemoData } from '../core/bootstrap.ts';
-import { RECON_EMAIL_QUEUE } from '../core/store/recon-runs.ts';
+import { RECON_EMAIL_QUEUE } from '../core/queues.ts';
 import { fmtInt, fmtMb, fmtRatio, fmtSec, table } from './format.ts';
 import { SEED_SINK, seedReconDay, type SeedExpectation } from './recon-seed.ts';
 import type { ReadSpan, TaskInput, TaskName, TaskResult } from './recon-task.ts';
@@ -55,7 +55,7 @@ const AIM_SECONDS = 20;
 const AIM_RSS_BYTES = 256 * 1024 * 1024;
 const TASK_TIMEOUT_MS = 15 * 60_000;
 const CACHE_ROOT = path.join(tmpdir(), 'amil-bench-recon');
-const MIGRATIONS = new URL('../core/store/migrations/', import.meta.url);
+const MIGRATIONS = new URL('../core/store/sqlite/migrations/', import.meta.url);
 const SEED_SOURCE = new URL('./recon-seed.ts', import.meta.url);
 
 interface Options {

@@ -5,7 +5,7 @@
  *   BENCH_PAYMENTS=200000 npm run bench:reports
  *
  * 1. A 100-row page (first, middle and last page of agency LZS) through real HTTP on 127.0.0.1, requested
- *    sequentially, beside a SELECT of the same rows by their key (PAYMENT_SEEK_SQL of core/store/payments.ts)
+ *    sequentially, beside a SELECT of the same rows by their key (PAYMENT_SEEK_SQL of core/store/sqlite/payment-report.ts)
  *    straight from better-sqlite3 in the same run, and the naive count(*) + OFFSET page. Aim: p99 <= 5 ms.
  * 2. items=-1 over every LZS payment (about 90% of the rows): peak RSS above the baseline while the body is
  *    read. The server runs in this process, so RSS is sampled every 50 ms by a worker thread (a synchronous
@@ -26,7 +26,11 @@ import { createDeps, seedDemoData } from '../core/bootstrap.ts';
 import type { Deps } from '../core/deps.ts';
 import { listen, type Listening } from '../core/http/serve.ts';
 import { mintReportToken } from '../core/report-tokens.ts';
-import { PAYMENT_COUNT_SQL, PAYMENT_PAGE_SQL, PAYMENT_SEEK_SQL } from '../core/store/payments.ts';
+import {
+  PAYMENT_COUNT_SQL,
+  PAYMENT_PAGE_SQL,
+  PAYMENT_SEEK_SQL,
+} from '../core/store/sqlite/payment-report.ts';
 import { klDayStartUtc } from '../core/time.ts';
 import { createWebApp } from '../bin/create-app.ts';
 import { fmtInt, fmtMb, fmtMs, fmtRatio, percentile, table } from './format.ts';
@@ -379,7 +383,7 @@ async function main(): Promise<void> {
       `amil report benchmark: ${fmtInt(count)} payments; Node ${process.version}; data in ${tmpdir()}`,
     );
     process.stdout.write(`  inserting ${fmtInt(count)} payments (not timed)...`);
-    const inserted = insertPayments(deps.store.file, count);
+    const inserted = insertPayments(deps.config.databaseFile, count);
     process.stdout.write(
       ` done in ${(inserted.ms / 1000).toFixed(1)} s (${fmtInt(inserted.lzs)} of agency LZS)\n`,
     );
@@ -400,7 +404,7 @@ async function main(): Promise<void> {
       now: new Date(),
     });
 
-    rawDb = new Database(deps.store.file, { readonly: true });
+    rawDb = new Database(deps.config.databaseFile, { readonly: true });
     const raw: RawStatements = {
       seek: rawDb.prepare(PAYMENT_SEEK_SQL),
       page: rawDb.prepare(PAYMENT_PAGE_SQL),

@@ -3,7 +3,7 @@ import { assertNoDemoSecrets, seedDemoData } from '../core/bootstrap.ts';
 import { listen } from '../core/http/serve.ts';
 import { createEnquirySweep } from '../pipeline/enquiry.ts';
 import { createNightlyScheduler } from '../pipeline/recon/scheduler.ts';
-import { createInProcessRelay } from '../pipeline/relay.ts';
+import { createInProcessRuntime } from '../pipeline/in-process-runtime.ts';
 import { observePipeline } from '../pipeline/observe.ts';
 import { createApp } from './create-app.ts';
 import { runMain } from './run-main.ts';
@@ -37,7 +37,7 @@ await runMain(async () => {
   }
   // Embedded mode: the pipeline's jobs run in this process, fed from the outbox. With REDIS_URL set, worker
   // processes (npm run worker) run them instead.
-  const relay = config.redisUrl ? undefined : createInProcessRelay(deps);
+  const relay = config.redisUrl ? undefined : createInProcessRuntime(deps);
   relay?.start();
   const sweep = config.redisUrl ? undefined : createEnquirySweep(deps);
   sweep?.start();

@@ -1,6 +1,6 @@
 import { createDeps } from '../core/bootstrap.ts';
 import { ConfigError } from '../core/config.ts';
-import { createBullRuntime } from '../pipeline/bullmq.ts';
+import { createBullRuntime } from '../pipeline/bullmq/runtime.ts';
 import { createEnquirySweep } from '../pipeline/enquiry.ts';
 import { pipelineQueueNames } from '../pipeline/queues.ts';
 

@@ -17,13 +17,13 @@ export async function sweepPendingPayments(deps: Deps): Promise<number> {
   // Orders nobody took to the bank expire: failed with XA, and the merchant hears it (a pay link's
   // visitor has no merchant to tell). Nothing was paid, so the reconciliation does not count them.
   const unpaidBefore = new Date(now.getTime() - deps.config.checkout.unpaidExpiryMs).toISOString();
-  for (const order of await deps.store.checkout.unpaidBefore(unpaidBefore, ORDERS_PER_SWEEP)) {
+  for (const order of await deps.store.orders.unpaidBefore(unpaidBefore, ORDERS_PER_SWEEP)) {
     const expired = { code: ABANDONED_CODE, txnId: null, txnTime: null };
     if ((await settleOrder(deps, order, expired, 'abandoned')).outcome === 'applied') changed += 1;
   }
   const acquirer = deps.acquirer;
   if (!acquirer) return changed;
-  for (const order of await deps.store.checkout.awaitingAcquirer(ORDERS_PER_SWEEP)) {
+  for (const order of await deps.store.orders.awaitingAcquirer(ORDERS_PER_SWEEP)) {
     if (order.acquirerRef === null) continue;
     const answer = await acquirer.enquire(order.acquirerRef);
     const expires =

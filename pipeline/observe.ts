@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Deps } from '../core/deps.ts';
-import { openQueues, readQueueCounts } from './bullmq.ts';
+import { openQueues, readQueueCounts } from './bullmq/queues.ts';
 import { pipelineQueueNames } from './queues.ts';
 
 /** How long readiness waits for Redis before calling it down. */

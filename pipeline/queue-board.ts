@@ -4,7 +4,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { KoaAdapter } from '@bull-board/koa';
 import type { Deps } from '../core/deps.ts';
 import { requireAdmin } from '../core/http/admin-auth.ts';
-import { openQueues } from './bullmq.ts';
+import { openQueues } from './bullmq/queues.ts';
 import { pipelineQueueNames } from './queues.ts';
 
 export const QUEUE_BOARD_PATH = '/admin/queues';

@@ -1,7 +1,13 @@
 import type { Config } from '../core/config.ts';
-import { CALLBACK_QUEUE, NORMALISE_QUEUE, RECEIPT_QUEUE, TEST_SINK } from '../core/store/index.ts';
-import { ledgerQueue } from './jobs/ledger.ts';
-import { RECON_EMAIL_QUEUE, RECON_NIGHTLY_QUEUE } from './jobs/recon.ts';
+import {
+  CALLBACK_QUEUE,
+  NORMALISE_QUEUE,
+  RECEIPT_QUEUE,
+  RECON_EMAIL_QUEUE,
+  RECON_NIGHTLY_QUEUE,
+  ledgerQueue,
+} from '../core/queues.ts';
+import { TEST_SINK } from '../core/store/index.ts';
 
 /** Every queue of the pipeline under this configuration: normalise, one ledger queue per sink, callbacks, reconciliation, receipts. */
 export function pipelineQueueNames(config: Config): string[] {

@@ -58,12 +58,12 @@ export function mountReports(router: Router, deps: Deps): void {
     };
     if (items === -1) {
       // Every row: streamed in chunks, so a million rows never sit in memory at once.
-      const total = await deps.store.payments.count(filter);
+      const total = await deps.store.paymentReport.count(filter);
       ctx.type = 'application/json';
-      ctx.body = Readable.from(streamEnvelope(deps.store.payments.all(filter), paymentRow, total));
+      ctx.body = Readable.from(streamEnvelope(deps.store.paymentReport.all(filter), paymentRow, total));
       return;
     }
-    const { rows, total } = await deps.store.payments.page(filter, items, page * items);
+    const { rows, total } = await deps.store.paymentReport.page(filter, items, page * items);
     ctx.body = {
       status: 'OK',
       data: rows.map(paymentRow),
@@ -81,13 +81,13 @@ export function mountReports(router: Router, deps: Deps): void {
     }
     // With refno, the order is looked up in the one agency asked for (refNo is unique per agency).
     const agencies = refNo !== undefined ? [reportAgency(ctx)] : (ctx.state.agencies as string[]);
-    const [order] = await deps.store.payments.find(agencies, {
+    const [order] = await deps.store.paymentReport.find(agencies, {
       ...(orderNo !== undefined && { orderNo }),
       ...(refNo !== undefined && { refNo }),
     });
     if (!order)
       throw new DomainError('not-found', 'No such order among the agencies these credentials cover.');
-    const callbacks = await deps.store.checkout.callbacksOf(order.orderNo);
+    const callbacks = await deps.store.callbacks.ofOrder(order.orderNo);
     ctx.body = {
       status: 'OK',
       data: {
@@ -129,7 +129,7 @@ export function mountReports(router: Router, deps: Deps): void {
         { pointer: '/email', message: 'must be an email address' },
       ]);
     }
-    const rows = await deps.store.payments.byEmail(email, ctx.state.agencies as string[]);
+    const rows = await deps.store.paymentReport.byEmail(email, ctx.state.agencies as string[]);
     ctx.body = {
       status: 'OK',
       data: rows.map(paymentRow),
@@ -147,10 +147,10 @@ export function mountReports(router: Router, deps: Deps): void {
       // Every row: streamed in chunks, so a million rows never sit in memory at once. The total is counted
       // as they go by (a count first would cost a second pass over the day, the event loop held meanwhile).
       ctx.type = 'application/json';
-      ctx.body = Readable.from(streamEnvelope(deps.store.reports.zakatRows(query), zakatRow));
+      ctx.body = Readable.from(streamEnvelope(deps.store.zakatReport.rows(query), zakatRow));
       return;
     }
-    const { rows, total } = await deps.store.reports.zakatPage({
+    const { rows, total } = await deps.store.zakatReport.page({
       ...query,
       limit: items,
       offset: page * items,

@@ -185,5 +185,5 @@ export async function orderAt(app: TestApp, urlOrResponse: string | Response) {
       : (urlOrResponse.headers.get('location') ?? urlOrResponse.url);
   const orderNo = /\/v2\/checkout\/([^/?]+)/.exec(url)?.[1];
   assert.ok(orderNo, `no order in ${url}`);
-  return app.deps.store.checkout.order(decodeURIComponent(orderNo));
+  return app.deps.store.orders.order(decodeURIComponent(orderNo));
 }

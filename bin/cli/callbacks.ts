@@ -25,12 +25,11 @@ export function register(program: Command, cli: CliContext): void {
         throw new InvalidArgumentError('--limit is a whole number from 1 to 10000');
       }
       const store = cli.deps().store;
-      const rows = await store.checkout.callbacks({ failed: opts.failed === true, limit });
+      const rows = await store.callbacks.list({ failed: opts.failed === true, limit });
       const withAttempts = await Promise.all(
         rows.map(async (r) => ({
           ...r,
-          attempts:
-            (await store.checkout.callbacksOf(r.orderNo)).find((c) => c.id === r.id)?.attemptLog ?? [],
+          attempts: (await store.callbacks.ofOrder(r.orderNo)).find((c) => c.id === r.id)?.attemptLog ?? [],
         })),
       );
       if (opts.json) return printJson(withAttempts.map(({ fields: _fields, ...r }) => r));
@@ -55,7 +54,7 @@ export function register(program: Command, cli: CliContext): void {
     .argument('<orderNo>', 'service order number (fpx_seller_order_no)')
     .action(async (orderNo: string) => {
       const deps = cli.deps();
-      const id = await deps.store.checkout.redeliver(orderNo, deps.clock.now().toISOString());
+      const id = await deps.store.callbacks.redeliver(orderNo, deps.clock.now().toISOString());
       if (id === undefined) throw new CliError(`order ${orderNo} has no callback to send again`);
       print(
         `Callback ${id} of ${orderNo} queued; the pipeline delivers it (embedded: the web process; Redis: the workers).`,

@@ -1,7 +1,7 @@
 /** `amil queues`: the pipeline's queues, in whichever runtime this configuration uses. */
 import type { Command } from 'commander';
-import { createBullRuntime } from '../../pipeline/bullmq.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createBullRuntime } from '../../pipeline/bullmq/runtime.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import type { PipelineRuntime } from '../../pipeline/runtime.ts';
 import type { CliContext } from './context.ts';
 
@@ -60,7 +60,7 @@ async function runtimeOf(cli: CliContext, use: (runtime: PipelineRuntime) => Pro
   const d = cli.deps();
   const runtime = d.config.redisUrl
     ? createBullRuntime(d, { pollMs: 500, withWorkers: false })
-    : createInProcessRelay(d);
+    : createInProcessRuntime(d);
   try {
     await use(runtime);
   } finally {

@@ -17,7 +17,7 @@ export async function settleOrder(
   source: string,
 ): Promise<{ outcome: SettleOutcome; order: OrderRow }> {
   if (acquirer.code === '') return { outcome: 'unchanged', order };
-  const result = await deps.store.checkout.settle(
+  const result = await deps.store.orders.settle(
     order.orderNo,
     {
       status: statusOfCode(acquirer.code),

@@ -1,5 +1,4 @@
 import type { AgencyLogo } from '../agency-logo.ts';
-import type { Db } from './db.ts';
 
 export type PaymentMethod = 'fpx' | 'card' | 'ewallet';
 
@@ -40,105 +39,27 @@ export interface AgencyRow {
   settings: AgencySettings;
 }
 
-interface RawAgency {
-  code: string;
-  name: string;
-  createdAt: string;
-  apiKey: string | null;
-  apiKeyRotatedAt: string | null;
-  settings: string;
-}
-
-const SELECT = `SELECT code, name, created_at AS createdAt, api_key AS apiKey,
-  api_key_rotated_at AS apiKeyRotatedAt, settings FROM agencies`;
-
-function toRow(raw: RawAgency): AgencyRow {
-  return {
-    code: raw.code,
-    name: raw.name,
-    createdAt: raw.createdAt,
-    hasApiKey: raw.apiKey !== null,
-    apiKeyRotatedAt: raw.apiKeyRotatedAt,
-    settings: { ...DEFAULT_AGENCY_SETTINGS, ...(JSON.parse(raw.settings) as Partial<AgencySettings>) },
-  };
-}
-
 /** Zakat agencies (tenants). The API key is only ever returned by apiKeyOf, for signature checks. */
-export function agenciesRepository(db: Db) {
-  // Read on every checkout, signed request and callback: prepared once.
-  const byCode = db.prepare<[string], RawAgency>(`${SELECT} WHERE code = ?`);
-  const apiKeyByCode = db.prepare<[string], { apiKey: string | null }>(
-    'SELECT api_key AS apiKey FROM agencies WHERE code = ?',
-  );
-  return {
-    /** Creates an agency; false when the code is taken (nothing changes then). */
-    async create(input: {
-      code: string;
-      name: string;
-      apiKey: string;
-      settings?: Partial<AgencySettings>;
-      now: Date;
-    }): Promise<boolean> {
-      const at = input.now.toISOString();
-      const result = db
-        .prepare(
-          `INSERT INTO agencies (code, name, created_at, api_key, api_key_rotated_at, settings)
-           VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING`,
-        )
-        .run(
-          input.code,
-          input.name,
-          at,
-          input.apiKey,
-          at,
-          JSON.stringify({ ...DEFAULT_AGENCY_SETTINGS, ...input.settings }),
-        );
-      return result.changes === 1;
-    },
+export interface AgenciesRepository {
+  /** Creates an agency; false when the code is taken (nothing changes then). */
+  create(input: {
+    code: string;
+    name: string;
+    apiKey: string;
+    settings?: Partial<AgencySettings>;
+    now: Date;
+  }): Promise<boolean>;
 
-    async get(code: string): Promise<AgencyRow | undefined> {
-      const raw = byCode.get(code);
-      return raw && toRow(raw);
-    },
+  get(code: string): Promise<AgencyRow | undefined>;
 
-    async list(): Promise<AgencyRow[]> {
-      return db.prepare<[], RawAgency>(`${SELECT} ORDER BY code`).all().map(toRow);
-    },
+  list(): Promise<AgencyRow[]>;
 
-    /** The agency's API key, to verify or make signatures; undefined when it has none. */
-    async apiKeyOf(code: string): Promise<string | undefined> {
-      return apiKeyByCode.get(code)?.apiKey ?? undefined;
-    },
+  /** The agency's API key, to verify or make signatures; undefined when it has none. */
+  apiKeyOf(code: string): Promise<string | undefined>;
 
-    /** Replaces the API key at once (the old one stops working). False for an unknown agency. */
-    async rotateKey(code: string, apiKey: string, now: Date): Promise<boolean> {
-      return (
-        db
-          .prepare('UPDATE agencies SET api_key = ?, api_key_rotated_at = ? WHERE code = ?')
-          .run(apiKey, now.toISOString(), code).changes === 1
-      );
-    },
+  /** Replaces the API key at once (the old one stops working). False for an unknown agency. */
+  rotateKey(code: string, apiKey: string, now: Date): Promise<boolean>;
 
-    /** Changes the name and/or merges settings. False for an unknown agency. */
-    async update(
-      code: string,
-      change: { name?: string; settings?: Partial<AgencySettings> },
-    ): Promise<boolean> {
-      return db
-        .transaction(() => {
-          const raw = db.prepare<[string], RawAgency>(`${SELECT} WHERE code = ?`).get(code);
-          if (!raw) return false;
-          const current = toRow(raw);
-          db.prepare('UPDATE agencies SET name = ?, settings = ? WHERE code = ?').run(
-            change.name ?? current.name,
-            JSON.stringify({ ...current.settings, ...change.settings }),
-            code,
-          );
-          return true;
-        })
-        .immediate();
-    },
-  };
+  /** Changes the name and/or merges settings. False for an unknown agency. */
+  update(code: string, change: { name?: string; settings?: Partial<AgencySettings> }): Promise<boolean>;
 }
-
-export type AgenciesRepository = ReturnType<typeof agenciesRepository>;

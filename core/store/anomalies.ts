@@ -1,5 +1,3 @@
-import type { Db } from './db.ts';
-
 export interface AnomalyRow {
   id: string;
   kind: string;
@@ -19,33 +17,9 @@ export interface AnomalyRow {
 }
 
 /** Records that contradicted what was stored, for ops to look at and resolve. */
-export function anomaliesRepository(db: Db) {
-  return {
-    async list(filter: { status?: 'open' | 'resolved'; businessDate?: string } = {}): Promise<AnomalyRow[]> {
-      return db
-        .prepare<Record<string, string | null>, AnomalyRow>(
-          `SELECT id, kind, orderno, reason, stored_version AS storedVersion, stored_record AS storedRecord,
-             incoming_record AS incomingRecord, first_batch_id AS firstBatchId, first_seen_at AS firstSeenAt,
-             last_seen_at AS lastSeenAt, seen_count AS seenCount, business_date AS businessDate, status,
-             resolved_at AS resolvedAt, resolution_note AS resolutionNote
-           FROM anomalies
-           WHERE (@status IS NULL OR status = @status) AND (@day IS NULL OR business_date = @day)
-           ORDER BY first_seen_at, id`,
-        )
-        .all({ status: filter.status ?? null, day: filter.businessDate ?? null });
-    },
+export interface AnomaliesRepository {
+  list(filter?: { status?: 'open' | 'resolved'; businessDate?: string }): Promise<AnomalyRow[]>;
 
-    /** Marks an open anomaly resolved with a note. False when there is no such open anomaly. */
-    async resolve(id: string, note: string, now: Date): Promise<boolean> {
-      const result = db
-        .prepare(
-          `UPDATE anomalies SET status = 'resolved', resolved_at = ?, resolution_note = ?
-           WHERE id = ? AND status = 'open'`,
-        )
-        .run(now.toISOString(), note, id);
-      return result.changes === 1;
-    },
-  };
+  /** Marks an open anomaly resolved with a note. False when there is no such open anomaly. */
+  resolve(id: string, note: string, now: Date): Promise<boolean>;
 }
-
-export type AnomaliesRepository = ReturnType<typeof anomaliesRepository>;

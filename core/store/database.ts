@@ -2,7 +2,7 @@
  * The database the environment selects, as `amil db migrate` and `amil db status` see it: PostgreSQL when
  * DATABASE_URL is set, otherwise the SQLite file in DATA_DIR. Each engine has its own migrations.
  */
-import { openDatabase } from './db.ts';
+import { openDatabase } from './sqlite/db.ts';
 import { sqliteMigrationStatus, type MigrationState } from './migration-status.ts';
 import { migratePg, pgMigrationStatus } from './pg/migrate.ts';
 import { openPgPool, redactDatabaseUrl } from './pg/pool.ts';

@@ -1,112 +1,126 @@
-import { openDatabase, type Db } from './db.ts';
-import { partnersRepository } from './partners.ts';
-import { bankPostingsRepository } from './bank-postings.ts';
-import { anomaliesRepository } from './anomalies.ts';
-import { agenciesRepository } from './agencies.ts';
-import { outboxRepository } from './outbox.ts';
-import { reportTokensRepository } from './report-tokens.ts';
-import { reportsRepository } from './reports.ts';
-import { paymentsRepository } from './payments.ts';
-import { pipelineRepository } from './pipeline.ts';
-import { checkoutRepository } from './checkout.ts';
-import { sandboxRepository } from './sandbox.ts';
-import { reconRunsRepository } from './recon-runs.ts';
-import { reconArchiveRepository } from './recon-archive.ts';
-import { qrCodesRepository } from './qr-codes.ts';
-import { opsRepository } from './ops.ts';
-import { receiptsRepository } from './receipts.ts';
+import { openDatabase, type Db } from './sqlite/db.ts';
+import { sqlitePartners } from './sqlite/partners.ts';
+import { sqliteBankPostings } from './sqlite/bank-postings.ts';
+import { sqliteAnomalies } from './sqlite/anomalies.ts';
+import { sqliteAgencies } from './sqlite/agencies.ts';
+import { sqliteOutbox } from './sqlite/outbox.ts';
+import { sqliteReportTokens } from './sqlite/report-tokens.ts';
+import { sqliteOrders } from './sqlite/orders.ts';
+import { sqliteCallbacks } from './sqlite/callbacks.ts';
+import { sqlitePaymentReport } from './sqlite/payment-report.ts';
+import { sqliteZakatReport } from './sqlite/zakat-report.ts';
+import { sqliteLedger } from './sqlite/ledger.ts';
+import { sqliteSandbox } from './sqlite/sandbox.ts';
+import { sqliteReconRuns } from './sqlite/recon-runs.ts';
+import { sqliteReconArchive } from './sqlite/recon-archive.ts';
+import { sqliteReconSnapshot } from './sqlite/recon-snapshot.ts';
+import { sqliteQrCodes } from './sqlite/qr-codes.ts';
+import { sqliteOps } from './sqlite/ops.ts';
+import { sqliteReceipts } from './sqlite/receipts.ts';
+import type { PartnersRepository } from './partners.ts';
+import type { BankPostingsRepository } from './bank-postings.ts';
+import type { AnomaliesRepository } from './anomalies.ts';
+import type { AgenciesRepository } from './agencies.ts';
+import type { OutboxRepository } from './outbox.ts';
+import type { ReportTokensRepository } from './report-tokens.ts';
+import type { OrdersRepository } from './orders.ts';
+import type { CallbacksRepository } from './callbacks.ts';
+import type { PaymentReportRepository } from './payment-report.ts';
+import type { ZakatReportRepository } from './zakat-report.ts';
+import type { LedgerRepository } from './ledger.ts';
+import type { SandboxRepository } from './sandbox.ts';
+import type { ReconRunsRepository } from './recon-runs.ts';
+import type { ReconArchiveRepository } from './recon-archive.ts';
+import type { ReconSnapshotRepository } from './recon-snapshot.ts';
+import type { QrCodesRepository } from './qr-codes.ts';
+import type { OpsRepository } from './ops.ts';
+import type { ReceiptsRepository } from './receipts.ts';
 
-export type { PreparedRecord, IngestBatchInput, PostingStatus, StoredPosting } from './bank-postings.ts';
-export { NORMALISE_QUEUE } from './bank-postings.ts';
-export type { AnomalyRow } from './anomalies.ts';
-export type { AgencyRow, AgencySettings, AddChargeRule, PaymentMethod } from './agencies.ts';
+export type * from './partners.ts';
+export type * from './bank-postings.ts';
+export type * from './anomalies.ts';
+export type * from './agencies.ts';
+export type * from './outbox.ts';
+export type * from './report-tokens.ts';
+export type * from './orders.ts';
+export type * from './callbacks.ts';
+export type * from './payment-report.ts';
+export type * from './zakat-report.ts';
+export type * from './ledger.ts';
+export type * from './sandbox.ts';
+export type * from './recon-runs.ts';
+export type * from './recon-archive.ts';
+export type * from './recon-snapshot.ts';
+export type * from './qr-codes.ts';
+export type * from './ops.ts';
+export type * from './receipts.ts';
 export { DEFAULT_AGENCY_SETTINGS } from './agencies.ts';
-export type { ReportTokenRow } from './report-tokens.ts';
-export type { ZakatReportRow } from './reports.ts';
-export type { PaymentRow, PaymentEvent, PaymentFilter } from './payments.ts';
-export type {
-  OrderRow,
-  NewOrder,
-  PayLinkUses,
-  AttemptRefusal,
-  PaymentResult,
-  SettleOutcome,
-  CallbackDraft,
-  CallbackRow,
-  CallbackAttempt,
-  AttemptVerdict,
-} from './checkout.ts';
-export { CALLBACK_QUEUE, callbackJobId } from './checkout.ts';
-export type { SandboxPayment } from './sandbox.ts';
-export type { ReconRunRow, ReconDelivery, ReconTrigger, NewReconRun } from './recon-runs.ts';
-export { RECON_EMAIL_QUEUE, reconEmailJobId } from './recon-runs.ts';
-export type { ReceiptRow, ReceiptAttempt } from './receipts.ts';
-export { RECEIPT_QUEUE, receiptJobId } from './receipts.ts';
-export type { ArchivedBatch, ArchivedPayment } from './recon-archive.ts';
-export type {
-  ReconItem,
-  ReconMovement,
-  ReconAnomaly,
-  ReconChannel,
-  ReconStatus,
-  ReconSnapshot,
-} from './recon-snapshot.ts';
-export type { QrCodeRow, QrCodeKind } from './qr-codes.ts';
-export type { OutboxRow, QueueStats } from './outbox.ts';
-export type { NormalisedFields, BatchVersion, LedgerEntry, Job } from './pipeline.ts';
-export { TEST_SINK } from './pipeline.ts';
-export type { PartnerSummary, PartnerPasswordRow } from './partners.ts';
-export type { OutboxBacklog, CallbackCount, ReconHealth, UnledgeredVersions } from './ops.ts';
+export { TEST_SINK } from './ledger.ts';
 
 /**
- * All SQL lives behind these repositories, one coarse function per use case. They return Promises
- * although better-sqlite3 is synchronous, so another store could replace this one without touching callers.
+ * All SQL lives behind these repositories, one per aggregate and one coarse method per use case. Each is an
+ * interface (core/store/<aggregate>.ts) that every engine implements (SQLite: core/store/sqlite/); they
+ * return Promises although better-sqlite3 is synchronous, so callers never depend on the engine.
  */
 export interface Store {
-  readonly file: string;
-  readonly partners: ReturnType<typeof partnersRepository>;
-  readonly bankPostings: ReturnType<typeof bankPostingsRepository>;
-  readonly anomalies: ReturnType<typeof anomaliesRepository>;
-  readonly agencies: ReturnType<typeof agenciesRepository>;
-  readonly outbox: ReturnType<typeof outboxRepository>;
-  readonly reportTokens: ReturnType<typeof reportTokensRepository>;
-  readonly reports: ReturnType<typeof reportsRepository>;
-  readonly payments: ReturnType<typeof paymentsRepository>;
-  readonly pipeline: ReturnType<typeof pipelineRepository>;
-  readonly checkout: ReturnType<typeof checkoutRepository>;
-  readonly sandbox: ReturnType<typeof sandboxRepository>;
-  readonly reconRuns: ReturnType<typeof reconRunsRepository>;
-  readonly reconArchive: ReturnType<typeof reconArchiveRepository>;
-  readonly qrCodes: ReturnType<typeof qrCodesRepository>;
-  readonly receipts: ReturnType<typeof receiptsRepository>;
+  readonly partners: PartnersRepository;
+  readonly bankPostings: BankPostingsRepository;
+  readonly anomalies: AnomaliesRepository;
+  readonly agencies: AgenciesRepository;
+  readonly outbox: OutboxRepository;
+  readonly reportTokens: ReportTokensRepository;
+  /** Checkout orders and pay-link payments: creation, attempts, settlement. */
+  readonly orders: OrdersRepository;
+  /** Merchant callbacks of settled orders: delivery attempts, leases, redelivery. */
+  readonly callbacks: CallbacksRepository;
+  readonly paymentReport: PaymentReportRepository;
+  readonly zakatReport: ZakatReportRepository;
+  /** Normalised bank postings and each sink's ledger. */
+  readonly ledger: LedgerRepository;
+  readonly sandbox: SandboxRepository;
+  readonly reconRuns: ReconRunsRepository;
+  readonly reconArchive: ReconArchiveRepository;
+  readonly reconSnapshot: ReconSnapshotRepository;
+  readonly qrCodes: QrCodesRepository;
+  readonly receipts: ReceiptsRepository;
   /** The readiness write and the counts metrics read. */
-  readonly ops: ReturnType<typeof opsRepository>;
+  readonly ops: OpsRepository;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
   close(): void;
 }
 
+/**
+ * The SQLite store: a Store, and its file (which tests and benchmarks open raw; the PostgreSQL store has a
+ * connection string in its place, and a replay's isolated store is a database of its own there).
+ */
+export interface SqliteStore extends Store {
+  readonly file: string;
+}
+
 /** Opens (creating and migrating as needed) the SQLite store at `file`. */
-export function openStore(file: string): Store {
+export function openStore(file: string): SqliteStore {
   const db: Db = openDatabase(file);
   return {
     file,
-    partners: partnersRepository(db),
-    bankPostings: bankPostingsRepository(db),
-    anomalies: anomaliesRepository(db),
-    agencies: agenciesRepository(db),
-    outbox: outboxRepository(db),
-    reportTokens: reportTokensRepository(db),
-    reports: reportsRepository(db),
-    payments: paymentsRepository(db),
-    pipeline: pipelineRepository(db),
-    checkout: checkoutRepository(db),
-    sandbox: sandboxRepository(db),
-    reconRuns: reconRunsRepository(db, file),
-    reconArchive: reconArchiveRepository(db),
-    qrCodes: qrCodesRepository(db),
-    receipts: receiptsRepository(db),
-    ops: opsRepository(db),
+    partners: sqlitePartners(db),
+    bankPostings: sqliteBankPostings(db),
+    anomalies: sqliteAnomalies(db),
+    agencies: sqliteAgencies(db),
+    outbox: sqliteOutbox(db),
+    reportTokens: sqliteReportTokens(db),
+    orders: sqliteOrders(db),
+    callbacks: sqliteCallbacks(db),
+    paymentReport: sqlitePaymentReport(db),
+    zakatReport: sqliteZakatReport(db),
+    ledger: sqliteLedger(db),
+    sandbox: sqliteSandbox(db),
+    reconRuns: sqliteReconRuns(db),
+    reconArchive: sqliteReconArchive(db),
+    reconSnapshot: sqliteReconSnapshot(file),
+    qrCodes: sqliteQrCodes(db),
+    receipts: sqliteReceipts(db),
+    ops: sqliteOps(db),
     async ping() {
       db.prepare('SELECT 1').get();
     },

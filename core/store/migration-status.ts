@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 
-const SQLITE_MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+const SQLITE_MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sqlite', 'migrations');
 
 /** One migration and when it was applied (undefined: pending). */
 export interface MigrationState {

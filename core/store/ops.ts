@@ -1,6 +1,3 @@
-import type { Db } from './db.ts';
-import { TEST_SINK } from './pipeline.ts';
-
 /** Outbox rows of one queue not yet handed over (or failed for good), and how old the oldest waiting is. */
 export interface OutboxBacklog {
   queue: string;
@@ -35,78 +32,19 @@ export interface UnledgeredVersions {
  * What operators watch: the readiness write and the cheap, indexed counts the metrics read at each scrape.
  * Kept apart from the repositories of the pipeline so the two change independently.
  */
-export function opsRepository(db: Db) {
-  const beat = db.prepare<[string]>('UPDATE health_heartbeat SET beat = beat + 1, at = ? WHERE id = 1');
-  // Two statements, each on a partial index: the outbox keeps every row it ever sent.
-  const waiting = db.prepare<[], { queue: string; n: number; oldest: string }>(
-    `SELECT queue, count(*) AS n, min(created_at) AS oldest FROM outbox
-     WHERE sent_at IS NULL AND failed_at IS NULL GROUP BY queue`,
-  );
-  const failed = db.prepare<[], { queue: string; n: number }>(
-    `SELECT queue, count(*) AS n FROM outbox WHERE failed_at IS NOT NULL AND sent_at IS NULL GROUP BY queue`,
-  );
-  const callbackCounts = db.prepare<[], CallbackCount>(
-    `SELECT state, CASE WHEN attempts = 0 THEN '0' WHEN attempts = 1 THEN '1' WHEN attempts < 5 THEN '2-4'
-       ELSE '5+' END AS attempts, count(*) AS count
-     FROM callbacks GROUP BY 1, 2 ORDER BY 1, 2`,
-  );
-  const reconHealth = db.prepare<[string], ReconHealth>(
-    `SELECT sink,
-       max(CASE WHEN trigger = 'nightly' THEN finished_at END) AS lastNightlyAt,
-       sum(CASE WHEN finished_at >= ?
-             AND EXISTS (SELECT 1 FROM recon_deliveries d WHERE d.run_id = r.id AND d.outcome = 'failed')
-             AND NOT EXISTS (SELECT 1 FROM recon_deliveries d WHERE d.run_id = r.id AND d.outcome = 'sent')
-           THEN 1 ELSE 0 END) AS emailsFailed
-     FROM recon_runs r GROUP BY sink ORDER BY sink`,
-  );
-  // Every version a batch brought in (accepted or updated) gets one ledger entry in its sink, stamped with
-  // its batch's received_at (as recon's readiness counts them). Counting entries per received_at on the
-  // (sink, received_at) index, against the batches' counts, avoids a lookup per version: a scrape stays
-  // a few milliseconds at 100,000 versions a day. Sinks are the agencies and the live-test sink.
-  const unledgered = db.prepare<[string, string], UnledgeredVersions>(
-    `WITH sinks AS (SELECT code AS sink FROM agencies UNION ALL SELECT ?),
-       batches AS (SELECT received_at, sum(accepted + updated) AS expected FROM webhook_batches
-         WHERE received_at >= ? GROUP BY received_at),
-       counted AS MATERIALIZED (SELECT b.received_at, b.expected,
-         (SELECT count(*) FROM ledger_entries l
-          WHERE l.sink IN (SELECT sink FROM sinks) AND l.received_at = b.received_at) AS ledgered
-         FROM batches b)
-     SELECT coalesce(sum(expected - ledgered), 0) AS count, min(received_at) AS oldestReceivedAt
-     FROM counted WHERE ledgered < expected`,
-  );
+export interface OpsRepository {
+  /** Commits a write (the readiness probe): throws when the store cannot commit (full disk, read-only). */
+  heartbeat(now: Date): Promise<void>;
 
-  return {
-    /** Commits a write (the readiness probe): throws when the store cannot commit (full disk, read-only). */
-    async heartbeat(now: Date): Promise<void> {
-      db.transaction(() => beat.run(now.toISOString())).immediate();
-    },
+  /** Outbox rows not handed over yet, per queue. */
+  outboxBacklog(): Promise<OutboxBacklog[]>;
 
-    /** Outbox rows not handed over yet, per queue. */
-    async outboxBacklog(): Promise<OutboxBacklog[]> {
-      const byQueue = new Map<string, OutboxBacklog>();
-      const of = (queue: string) => {
-        let row = byQueue.get(queue);
-        if (!row) byQueue.set(queue, (row = { queue, waiting: 0, failed: 0, oldestWaitingAt: null }));
-        return row;
-      };
-      for (const w of waiting.all()) Object.assign(of(w.queue), { waiting: w.n, oldestWaitingAt: w.oldest });
-      for (const f of failed.all()) of(f.queue).failed = f.n;
-      return [...byQueue.values()].sort((a, b) => a.queue.localeCompare(b.queue));
-    },
+  /** Callbacks by state and attempt bucket. */
+  callbackCounts(): Promise<CallbackCount[]>;
 
-    /** Callbacks by state and attempt bucket. */
-    async callbackCounts(): Promise<CallbackCount[]> {
-      return callbackCounts.all();
-    },
+  /** Per sink: the last nightly run, and failed e-mails of runs finished since `since`. */
+  reconHealth(since: Date): Promise<ReconHealth[]>;
 
-    /** Per sink: the last nightly run, and failed e-mails of runs finished since `since`. */
-    async reconHealth(since: Date): Promise<ReconHealth[]> {
-      return reconHealth.all(since.toISOString());
-    },
-
-    /** Versions received since `since` and not in their ledger yet. */
-    async unledgeredVersions(since: Date): Promise<UnledgeredVersions> {
-      return unledgered.get(TEST_SINK, since.toISOString()) ?? { count: 0, oldestReceivedAt: null };
-    },
-  };
+  /** Versions received since `since` and not in their ledger yet. */
+  unledgeredVersions(since: Date): Promise<UnledgeredVersions>;
 }

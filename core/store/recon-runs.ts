@@ -1,12 +1,4 @@
-import type { Db } from './db.ts';
-import { outboxWriter } from './outbox.ts';
-import { ReconSnapshot } from './recon-snapshot.ts';
-
 export type ReconTrigger = 'nightly' | 'manual' | 'replay';
-
-/** The queue that e-mails a run's workbook; its job id is the run's, so a run is mailed once. */
-export const RECON_EMAIL_QUEUE = 'recon-email';
-export const reconEmailJobId = (runId: number): string => `recon-email.${runId}`;
 
 /** A recorded run: one workbook of one sink's business day. */
 export interface ReconRunRow {
@@ -43,134 +35,26 @@ export interface ReconDelivery {
   detail: string | null;
 }
 
-const RUN_COLUMNS = `id, sink, business_date AS businessDate, trigger, as_of AS asOf, started_at AS startedAt,
-  finished_at AS finishedAt, fingerprint, file, file_sha256 AS fileSha256, file_bytes AS fileBytes,
-  input_counts AS inputCounts, totals, previous_run AS previousRun, changes`;
-
-type RawRun = Omit<ReconRunRow, 'inputCounts' | 'totals'> & { inputCounts: string; totals: string };
-const parseRun = (row: RawRun): ReconRunRow => ({
-  ...row,
-  inputCounts: JSON.parse(row.inputCounts) as Record<string, number>,
-  totals: JSON.parse(row.totals) as unknown,
-});
-
 /** Reconciliation runs, their files and their e-mail deliveries. */
-export function reconRunsRepository(db: Db, file: string) {
-  const writeOutbox = outboxWriter(db);
-  return {
-    /** A consistent read of one sink's day for its workbook (its own connection; close it). */
-    snapshot(sink: string, day: string, asOf: Date): ReconSnapshot {
-      return new ReconSnapshot(file, sink, day, asOf.toISOString());
-    },
+export interface ReconRunsRepository {
+  /** Records a finished run and, in the same transaction, the job that e-mails it. */
+  record(run: NewReconRun): Promise<ReconRunRow>;
 
-    /** Records a finished run and, in the same transaction, the job that e-mails it. */
-    async record(run: NewReconRun): Promise<ReconRunRow> {
-      return db
-        .transaction(() => {
-          const previous = db
-            .prepare<[string, string], { id: number }>(
-              'SELECT id FROM recon_runs WHERE sink = ? AND business_date = ? ORDER BY id DESC LIMIT 1',
-            )
-            .get(run.sink, run.businessDate);
-          const { lastInsertRowid } = db
-            .prepare(
-              `INSERT INTO recon_runs (sink, business_date, trigger, as_of, started_at, finished_at, fingerprint, file,
-               file_sha256, file_bytes, input_counts, totals, previous_run, changes)
-             VALUES (@sink, @businessDate, @trigger, @asOf, @startedAt, @finishedAt, @fingerprint, @file, @fileSha256,
-               @fileBytes, @inputCounts, @totals, @previousRun, @changes)`,
-            )
-            .run({
-              sink: run.sink,
-              businessDate: run.businessDate,
-              trigger: run.trigger,
-              asOf: run.asOf,
-              startedAt: run.startedAt,
-              finishedAt: run.finishedAt,
-              fingerprint: run.fingerprint,
-              file: run.file,
-              fileSha256: run.fileSha256,
-              fileBytes: run.fileBytes,
-              changes: run.changes,
-              inputCounts: JSON.stringify(run.inputCounts),
-              totals: JSON.stringify(run.totals),
-              previousRun: previous?.id ?? null,
-            });
-          const id = Number(lastInsertRowid);
-          if (run.email) writeOutbox(RECON_EMAIL_QUEUE, reconEmailJobId(id), { runId: id }, run.finishedAt);
-          return parseRun(
-            db.prepare<[number], RawRun>(`SELECT ${RUN_COLUMNS} FROM recon_runs WHERE id = ?`).get(id)!,
-          );
-        })
-        .immediate();
-    },
+  get(id: number): Promise<ReconRunRow | undefined>;
 
-    async get(id: number): Promise<ReconRunRow | undefined> {
-      const row = db.prepare<[number], RawRun>(`SELECT ${RUN_COLUMNS} FROM recon_runs WHERE id = ?`).get(id);
-      return row && parseRun(row);
-    },
+  /** The latest run of a sink's day, if any. */
+  latest(sink: string, day: string): Promise<ReconRunRow | undefined>;
 
-    /** The latest run of a sink's day, if any. */
-    async latest(sink: string, day: string): Promise<ReconRunRow | undefined> {
-      const row = db
-        .prepare<[string, string], RawRun>(
-          `SELECT ${RUN_COLUMNS} FROM recon_runs WHERE sink = ? AND business_date = ? ORDER BY id DESC LIMIT 1`,
-        )
-        .get(sink, day);
-      return row && parseRun(row);
-    },
+  /** Whether a nightly run of that sink's day exists (the nightly job runs each day once). */
+  hasNightly(sink: string, day: string): Promise<boolean>;
 
-    /** Whether a nightly run of that sink's day exists (the nightly job runs each day once). */
-    async hasNightly(sink: string, day: string): Promise<boolean> {
-      return (
-        db
-          .prepare(`SELECT 1 FROM recon_runs WHERE sink = ? AND business_date = ? AND trigger = 'nightly'`)
-          .get(sink, day) !== undefined
-      );
-    },
+  /** Runs of a sink, newest day first, optionally within [firstDay, lastDay]. */
+  list(filter: { sink?: string; firstDay?: string; lastDay?: string; limit: number }): Promise<ReconRunRow[]>;
 
-    /** Runs of a sink, newest day first, optionally within [firstDay, lastDay]. */
-    async list(filter: {
-      sink?: string;
-      firstDay?: string;
-      lastDay?: string;
-      limit: number;
-    }): Promise<ReconRunRow[]> {
-      return db
-        .prepare<Record<string, unknown>, RawRun>(
-          `SELECT ${RUN_COLUMNS} FROM recon_runs
-           WHERE (@sink IS NULL OR sink = @sink) AND (@firstDay IS NULL OR business_date >= @firstDay)
-             AND (@lastDay IS NULL OR business_date <= @lastDay)
-           ORDER BY business_date DESC, id DESC LIMIT @limit`,
-        )
-        .all({
-          sink: filter.sink ?? null,
-          firstDay: filter.firstDay ?? null,
-          lastDay: filter.lastDay ?? null,
-          limit: filter.limit,
-        })
-        .map(parseRun);
-    },
+  recordDelivery(delivery: ReconDelivery): Promise<void>;
 
-    async recordDelivery(delivery: ReconDelivery): Promise<void> {
-      db.prepare(
-        `INSERT INTO recon_deliveries (run_id, recipients, attempt, at, outcome, message_id, detail)
-         VALUES (@runId, @recipients, @attempt, @at, @outcome, @messageId, @detail)`,
-      ).run({ ...delivery, recipients: JSON.stringify(delivery.recipients) });
-    },
+  /** Whether the run's e-mail was queued (not for a replay, a run recorded with no mail, no recipients). */
+  emailQueued(runId: number): Promise<boolean>;
 
-    /** Whether the run's e-mail was queued (not for a replay, a run recorded with no mail, no recipients). */
-    async emailQueued(runId: number): Promise<boolean> {
-      return db.prepare('SELECT 1 FROM outbox WHERE job_id = ?').get(reconEmailJobId(runId)) !== undefined;
-    },
-
-    async deliveries(runId: number): Promise<ReconDelivery[]> {
-      return db
-        .prepare<[number], Omit<ReconDelivery, 'recipients'> & { recipients: string }>(
-          `SELECT run_id AS runId, recipients, attempt, at, outcome, message_id AS messageId, detail
-           FROM recon_deliveries WHERE run_id = ? ORDER BY id`,
-        )
-        .all(runId)
-        .map((row) => ({ ...row, recipients: JSON.parse(row.recipients) as string[] }));
-    },
-  };
+  deliveries(runId: number): Promise<ReconDelivery[]>;
 }

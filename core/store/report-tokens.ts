@@ -1,5 +1,3 @@
-import type { Db } from './db.ts';
-
 export interface ReportTokenRow {
   jti: string;
   agencies: string[];
@@ -10,31 +8,11 @@ export interface ReportTokenRow {
 }
 
 /** The ids of minted report tokens, so a token can be revoked before it expires. */
-export function reportTokensRepository(db: Db) {
-  return {
-    async record(row: Omit<ReportTokenRow, 'revokedAt'>): Promise<void> {
-      db.prepare(
-        'INSERT INTO report_tokens (jti, agencies, label, issued_at, expires_at) VALUES (?, ?, ?, ?, ?)',
-      ).run(row.jti, JSON.stringify(row.agencies), row.label, row.issuedAt, row.expiresAt);
-    },
+export interface ReportTokensRepository {
+  record(row: Omit<ReportTokenRow, 'revokedAt'>): Promise<void>;
 
-    async get(jti: string): Promise<ReportTokenRow | undefined> {
-      const raw = db
-        .prepare<[string], Omit<ReportTokenRow, 'agencies'> & { agencies: string }>(
-          `SELECT jti, agencies, label, issued_at AS issuedAt, expires_at AS expiresAt, revoked_at AS revokedAt
-           FROM report_tokens WHERE jti = ?`,
-        )
-        .get(jti);
-      return raw && { ...raw, agencies: JSON.parse(raw.agencies) as string[] };
-    },
+  get(jti: string): Promise<ReportTokenRow | undefined>;
 
-    /** False when there is no such unrevoked token. */
-    async revoke(jti: string, now: Date): Promise<boolean> {
-      return (
-        db
-          .prepare('UPDATE report_tokens SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL')
-          .run(now.toISOString(), jti).changes === 1
-      );
-    },
-  };
+  /** False when there is no such unrevoked token. */
+  revoke(jti: string, now: Date): Promise<boolean>;
 }

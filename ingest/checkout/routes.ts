@@ -112,7 +112,7 @@ export function mountCheckout(router: Router, deps: Deps): void {
     }
     // A once-link paid (or at the bank) meanwhile: say so before the payer reaches a bank.
     if (order.payLink !== null && order.payLinkUses === 'once') {
-      refuseTakenLink(await deps.store.checkout.payLinkState(order.payLink));
+      refuseTakenLink(await deps.store.orders.payLinkState(order.payLink));
     }
     const charge = addChargeSen(agency.settings.addCharges[method], order.amountSen);
     const now = deps.clock.now();
@@ -125,7 +125,7 @@ export function mountCheckout(router: Router, deps: Deps): void {
       returnPath: returnPath(order),
     });
     const fpxBank = method === 'fpx' ? bank : undefined;
-    const refused = await deps.store.checkout.startAttempt(order.orderNo, {
+    const refused = await deps.store.orders.startAttempt(order.orderNo, {
       paymentMethod: method,
       bankId: fpxBank?.id ?? null,
       bankName: fpxBank?.name ?? null,
@@ -176,7 +176,7 @@ export function mountCheckout(router: Router, deps: Deps): void {
   router.get(payPath, async (ctx) => {
     requireAcquirer(deps.acquirer);
     const { link, agency, signed, id } = await payLink(deps, ctx);
-    if (link.uses === 'once') refuseTakenLink(await deps.store.checkout.payLinkState(id));
+    if (link.uses === 'once') refuseTakenLink(await deps.store.orders.payLinkState(id));
     // A signed link's form posts its query back, so the order is opened from the same signed link.
     const action = signed ? `${ctx.path}?${ctx.querystring}` : ctx.path;
     send(
@@ -194,7 +194,7 @@ export function mountCheckout(router: Router, deps: Deps): void {
   router.post(payPath, async (ctx) => {
     requireAcquirer(deps.acquirer);
     const { link, agency, signed, id } = await payLink(deps, ctx);
-    if (link.uses === 'once') refuseTakenLink(await deps.store.checkout.payLinkState(id));
+    if (link.uses === 'once') refuseTakenLink(await deps.store.orders.payLinkState(id));
     const form = new Map(await readForm(ctx));
     const entries: [string, string][] = [
       ['agency', agency.code],
@@ -285,7 +285,7 @@ async function orderWithToken(
   orderNo: string,
   token: string,
 ): Promise<{ order: OrderRow; agency: AgencyRow }> {
-  const order = await deps.store.checkout.order(orderNo);
+  const order = await deps.store.orders.order(orderNo);
   // One answer for "no such order" and "wrong token", so order numbers cannot be probed.
   if (!order?.formToken || !constantTimeEqual(token, order.formToken)) {
     throw new DomainError(

@@ -66,7 +66,7 @@ export async function openOrder(
   if (errors.length > 0)
     throw new DomainError('validation-failed', 'The payment order is not valid.', errors);
 
-  const { created, order } = await deps.store.checkout.createOrder({
+  const { created, order } = await deps.store.orders.createOrder({
     orderNo: newOrderNo(now),
     agencyCode: agency.code,
     refNo: input.refNo,

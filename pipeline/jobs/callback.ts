@@ -1,7 +1,8 @@
 import type { Deps } from '../../core/deps.ts';
 import { CALLBACK_ID_HEADER, withCallbackId } from '../../core/payments/callback-fields.ts';
 import { signCallback } from '../../core/signatures.ts';
-import { CALLBACK_QUEUE, callbackJobId, type AttemptVerdict } from '../../core/store/index.ts';
+import { CALLBACK_QUEUE, callbackJobId } from '../../core/queues.ts';
+import type { AttemptVerdict } from '../../core/store/index.ts';
 import { nextAttemptAt } from '../callbacks/schedule.ts';
 import type { JobDefinition } from './types.ts';
 
@@ -25,11 +26,11 @@ export const callbackJob: JobDefinition<{ callbackId: number }> = {
     const id = data.callbackId;
     const started = deps.clock.now();
     const leaseUntil = new Date(started.getTime() + deps.config.callbacks.timeoutMs + 5000).toISOString();
-    const claim = await deps.store.checkout.claimCallback(id, started.toISOString(), leaseUntil);
+    const claim = await deps.store.callbacks.claim(id, started.toISOString(), leaseUntil);
     if ('refused' in claim) {
       if (claim.refused === 'busy') {
         const later = new Date(started.getTime() + BUSY_RETRY_MS).toISOString();
-        await deps.store.checkout.deferCallback(
+        await deps.store.callbacks.defer(
           id,
           callbackJobId(id, -1, `:busy:${started.getTime()}`),
           started.toISOString(),
@@ -60,7 +61,7 @@ export const callbackJob: JobDefinition<{ callbackId: number }> = {
           }
         : { state: 'dead' };
     }
-    await deps.store.checkout.finishAttempt(
+    await deps.store.callbacks.finishAttempt(
       id,
       {
         at: started.toISOString(),

@@ -1,5 +1,5 @@
 import type { Deps } from '../../core/deps.ts';
-import { TEST_SINK } from '../../core/store/index.ts';
+import { isLedgerQueue } from '../../core/queues.ts';
 import { PermanentJobError, type JobDefinition } from './types.ts';
 
 export interface LedgerData {
@@ -7,21 +7,14 @@ export interface LedgerData {
   sink: string;
 }
 
-const PREFIX = 'ledger-';
-
-/** Each sink has a queue of its own, so a failure or backlog for one agency never holds back another. */
-export function ledgerQueue(sink: string): string {
-  return `${PREFIX}${sink === TEST_SINK ? 'test' : sink}`;
-}
-
 /** Appends a batch's normalised versions to one sink's ledger. */
 export const ledgerJob: JobDefinition<LedgerData> = {
   name: 'ledger',
-  handles: (queue) => queue.startsWith(PREFIX),
+  handles: isLedgerQueue,
   async process(data: LedgerData, deps: Deps): Promise<void> {
     if (typeof data.batchId !== 'string' || typeof data.sink !== 'string') {
       throw new PermanentJobError('ledger needs a batchId and a sink');
     }
-    await deps.store.pipeline.appendLedgerFromBatch(data.batchId, data.sink, deps.clock.now());
+    await deps.store.ledger.appendFromBatch(data.batchId, data.sink, deps.clock.now());
   },
 };

@@ -1,8 +1,7 @@
 import type { Deps } from '../../core/deps.ts';
-import { NORMALISE_QUEUE } from '../../core/store/index.ts';
+import { NORMALISE_QUEUE, ledgerJobId, ledgerQueue } from '../../core/queues.ts';
 import type { BankTransaction } from '../../schemas/index.ts';
 import { normaliseRecord } from '../normalise/rules.ts';
-import { ledgerQueue } from './ledger.ts';
 import { PermanentJobError, type JobDefinition } from './types.ts';
 
 export interface NormaliseData {
@@ -18,7 +17,7 @@ export const normaliseJob: JobDefinition<NormaliseData> = {
   handles: (queue) => queue === NORMALISE_QUEUE,
   async process(data: NormaliseData, deps: Deps): Promise<void> {
     if (typeof data.batchId !== 'string') throw new PermanentJobError('normalise needs a batchId');
-    const versions = await deps.store.pipeline.batchVersions(data.batchId);
+    const versions = await deps.store.ledger.batchVersions(data.batchId);
     // Only batches that stored something get this job, so nothing found means a wrong batch id.
     if (versions.length === 0) throw new PermanentJobError(`batch ${data.batchId} brought in no postings`);
     // Object.assign rather than a spread: copying 20-odd fields per record was a third of this job's time.
@@ -36,9 +35,9 @@ export const normaliseJob: JobDefinition<NormaliseData> = {
     const sinks = [...new Set(rows.map((r) => r.sink))].sort();
     const jobs = sinks.map((sink) => ({
       queue: ledgerQueue(sink),
-      jobId: `${ledgerQueue(sink)}.${data.batchId}`,
+      jobId: ledgerJobId(sink, data.batchId),
       payload: { batchId: data.batchId, sink },
     }));
-    await deps.store.pipeline.saveNormalised(rows, jobs, deps.clock.now());
+    await deps.store.ledger.saveNormalised(rows, jobs, deps.clock.now());
   },
 };

@@ -1,10 +1,8 @@
 import path from 'node:path';
 import type { Deps } from '../../core/deps.ts';
-import { RECEIPT_QUEUE } from '../../core/store/index.ts';
+import { RECEIPT_QUEUE } from '../../core/queues.ts';
 import { receiptMail } from '../receipts/mail.ts';
 import { PermanentJobError, type JobDefinition } from './types.ts';
-
-export { RECEIPT_QUEUE };
 
 export interface ReceiptData {
   orderNo: string;
@@ -35,7 +33,7 @@ export const receiptJob: JobDefinition<ReceiptData> = {
       throw new Error(`the receipt of ${data.orderNo} is being sent by another attempt`);
     }
     const { claimed: receipt, attempt } = claim;
-    const order = await deps.store.checkout.order(receipt.orderNo);
+    const order = await deps.store.orders.order(receipt.orderNo);
     if (!order) throw new PermanentJobError(`no order ${receipt.orderNo}`);
     const agency = await deps.store.agencies.get(order.agencyCode);
     const mail = receiptMail(order, agency?.name ?? order.agencyCode, deps.acquirer?.sandbox === true);

@@ -1,13 +1,11 @@
 import path from 'node:path';
 import type { Deps } from '../../core/deps.ts';
-import { RECON_EMAIL_QUEUE, TEST_SINK } from '../../core/store/index.ts';
+import { RECON_EMAIL_QUEUE, RECON_NIGHTLY_QUEUE } from '../../core/queues.ts';
+import { TEST_SINK } from '../../core/store/index.ts';
 import { businessDate, prevDay } from '../../core/time.ts';
 import { reconEmail } from '../../reports/reconciliation/email.ts';
 import { asOfNow, NotReadyError, reconSinks, recipientsOf, runReconciliation } from '../recon/run-day.ts';
 import { PermanentJobError, type JobDefinition } from './types.ts';
-
-export const RECON_NIGHTLY_QUEUE = 'recon-nightly';
-export { RECON_EMAIL_QUEUE };
 
 export interface ReconNightlyData {
   /** The business day to reconcile; default the day before the one the job runs in (Kuala Lumpur). */

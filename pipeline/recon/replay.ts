@@ -20,7 +20,7 @@ import { sha256Hex } from '../../core/canonical-json.ts';
 import type { AgencySettings, ArchivedPayment } from '../../core/store/index.ts';
 import { TEST_SINK } from '../../core/store/index.ts';
 import { ingestBankBatch } from '../../ingest/bank-webhook/service.ts';
-import { createInProcessRelay } from '../relay.ts';
+import { createInProcessRuntime } from '../in-process-runtime.ts';
 import { runReconciliation, type ReconRunResult } from './run-day.ts';
 
 /** A day as a replay takes it: bodies in the order received, payments, and the agencies they belong to. */
@@ -190,7 +190,7 @@ export async function replayDay(
     }
     await deps.store.reconArchive.importPayments(archive.payments);
     clock.set(archive.asOf);
-    const relay = createInProcessRelay(deps, { pollMs: 10, maxAttempts: 3, backoffMs: 10 });
+    const relay = createInProcessRuntime(deps, { pollMs: 10, maxAttempts: 3, backoffMs: 10 });
     await relay.drain();
     await relay.stop();
     options.onProgress?.((done += 1), total);

@@ -49,7 +49,7 @@ export async function runReconciliation(
   const agency = options.sink === TEST_SINK ? undefined : await deps.store.agencies.get(options.sink);
   if (options.sink !== TEST_SINK && !agency) throw new Error(`no agency ${options.sink}`);
   const asOf = options.asOf ?? (await asOfNow(deps));
-  const snapshot = deps.store.reconRuns.snapshot(options.sink, options.day, asOf);
+  const snapshot = await deps.store.reconSnapshot.open(options.sink, options.day, asOf);
   try {
     const ready = snapshot.readiness();
     if (ready.normalised < ready.received || ready.ledgered < ready.forSink) {

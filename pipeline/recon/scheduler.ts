@@ -3,7 +3,7 @@ import type { Queue } from 'bullmq';
 import type { Config } from '../../core/config.ts';
 import type { Deps } from '../../core/deps.ts';
 import { BUSINESS_TIMEZONE, businessDate, prevDay } from '../../core/time.ts';
-import { RECON_NIGHTLY_QUEUE } from '../jobs/recon.ts';
+import { RECON_NIGHTLY_QUEUE, reconNightlyJobId } from '../../core/queues.ts';
 import { jobOptionsFor } from '../retry.ts';
 
 /** The next time the nightly run fires after `after` (cron in Asia/Kuala_Lumpur). */
@@ -19,8 +19,6 @@ export function lastFireAt(cron: string, now: Date): Date {
 /** The business day a firing reconciles: the day before the Kuala Lumpur day it fires in. */
 export const dayOfFiring = (firedAt: Date): string => prevDay(businessDate(firedAt));
 
-const nightlyJobId = (day: string) => `${RECON_NIGHTLY_QUEUE}.${day}`;
-
 /**
  * Embedded mode's scheduler: at each firing it puts the nightly job in the outbox (job id per day, so it
  * is added once), and the in-process relay runs it with the same processor and retries as Redis mode.
@@ -31,7 +29,7 @@ export function createNightlyScheduler(deps: Deps) {
   const log = deps.logger.child({ component: 'recon-scheduler' });
 
   const enqueue = async (day: string) => {
-    await deps.store.outbox.enqueue(RECON_NIGHTLY_QUEUE, nightlyJobId(day), { day }, deps.clock.now());
+    await deps.store.outbox.enqueue(RECON_NIGHTLY_QUEUE, reconNightlyJobId(day), { day }, deps.clock.now());
   };
   const arm = () => {
     const at = nextFireAt(deps.config.recon.cron, deps.clock.now());

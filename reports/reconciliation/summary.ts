@@ -1,10 +1,5 @@
 import { createHash } from 'node:crypto';
-import type {
-  ReconItem,
-  ReconMovement,
-  ReconSnapshot,
-  ReconStatus,
-} from '../../core/store/recon-snapshot.ts';
+import type { ReconItem, ReconMovement, ReconSnapshot, ReconStatus } from '../../core/store/index.ts';
 
 /** A control total: how many, and their sum in sen. */
 export interface Total {

@@ -4,12 +4,7 @@ import { setTimeout } from 'node:timers/promises';
 import type ExcelJS from 'exceljs';
 import { klDayStartUtc } from '../../core/time.ts';
 import { TEST_SINK } from '../../core/store/index.ts';
-import type {
-  ReconChannel,
-  ReconItem,
-  ReconMovement,
-  ReconSnapshot,
-} from '../../core/store/recon-snapshot.ts';
+import type { ReconChannel, ReconItem, ReconMovement, ReconSnapshot } from '../../core/store/index.ts';
 import { addTextRow, EXCEL_MAX_ROWS } from './cells.ts';
 import { DeterministicWorkbookWriter } from './deterministic-writer.ts';
 import { NONE_CODE, stateName, typeName } from './names.ts';

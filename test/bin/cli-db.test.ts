@@ -8,7 +8,7 @@ import { loadConfig } from '../../core/config.ts';
 import { runProgram } from '../../bin/cli/program.ts';
 import { REPO_ROOT, tempDir } from '../helpers.ts';
 
-const SQLITE_MIGRATIONS = readdirSync(path.join(REPO_ROOT, 'core/store/migrations'))
+const SQLITE_MIGRATIONS = readdirSync(path.join(REPO_ROOT, 'core/store/sqlite/migrations'))
   .filter((f) => f.endsWith('.sql'))
   .sort();
 

@@ -256,7 +256,7 @@ test('amil token mint prints a token for existing agencies, and revoke revokes i
 
 test('amil callbacks list --failed shows a callback given up; redeliver queues it again and the pipeline sends it', async (t) => {
   const { postOrder, startMerchant } = await import('../support/merchant.ts');
-  const { createInProcessRelay } = await import('../../pipeline/relay.ts');
+  const { createInProcessRuntime } = await import('../../pipeline/in-process-runtime.ts');
   const app = await startApp(t, { CALLBACK_GIVE_UP_MS: '10' });
   let up = false;
   const merchant = await startMerchant(t, () => (up ? 200 : 503));
@@ -274,7 +274,7 @@ test('amil callbacks list --failed shows a callback given up; redeliver queues i
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ t: t0, method: 'fpx', bank: 'SBX00' }).toString(),
   });
-  const relay = createInProcessRelay(app.deps);
+  const relay = createInProcessRuntime(app.deps);
   await relay.drain();
   const env = { DATA_DIR: app.dataDir };
   const listed = await runCli(['callbacks', 'list', '--failed'], env);
@@ -297,7 +297,7 @@ test('amil callbacks list --failed shows a callback given up; redeliver queues i
 
 test('amil callbacks list --failed also shows a callback still retrying after a failed attempt, with its next attempt', async (t) => {
   const { postOrder, startMerchant } = await import('../support/merchant.ts');
-  const { createInProcessRelay } = await import('../../pipeline/relay.ts');
+  const { createInProcessRuntime } = await import('../../pipeline/in-process-runtime.ts');
   const { sample } = await import('../support/metrics.ts');
   const app = await startApp(t, { CALLBACK_RETRY_MS: '60000' });
   const merchant = await startMerchant(t, () => 503);
@@ -316,9 +316,9 @@ test('amil callbacks list --failed also shows a callback still retrying after a 
     body: new URLSearchParams({ t: t0, method: 'fpx', bank: 'SBX00' }).toString(),
   });
   // One attempt answered 503; the next is a minute away, so the callback is queued and failing.
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   assert.equal(merchant.received.length, 1);
-  const [callback] = await app.deps.store.checkout.callbacksOf(orderNo);
+  const [callback] = await app.deps.store.callbacks.ofOrder(orderNo);
   assert.deepEqual([callback?.state, callback?.attempts], ['queued', 1]);
 
   const env = { DATA_DIR: app.dataDir };

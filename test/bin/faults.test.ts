@@ -13,7 +13,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { createDeps } from '../../core/bootstrap.ts';
 import { createLogger } from '../../core/logger.ts';
-import { createBullRelay } from '../../pipeline/bullmq.ts';
+import { createOutboxRelay } from '../../pipeline/bullmq/outbox-relay.ts';
 import { bankRecord, onCleanup, tempDir } from '../helpers.ts';
 import { generateDay } from '../support/recon-day.ts';
 import { ledgerNow, ledgerTruth, postDay, sameLines, waitUntil } from '../support/faults.ts';
@@ -42,7 +42,7 @@ function queueOf(t: TestContext, redis: TestRedis, name: string): Queue {
 /** Runs the real outbox relay in this process until it has handed every row to Redis. */
 async function handOverAll(env: Record<string, string>): Promise<void> {
   const deps = createDeps(env, { logger: createLogger('silent') });
-  const relay = createBullRelay(deps, { pollMs: 50 });
+  const relay = createOutboxRelay(deps, { pollMs: 50 });
   while ((await relay.handOver()) > 0);
   await relay.stop();
   deps.store.close();

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { signPost, verifyCallback } from '../../core/signatures.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { browser } from '../support/browser.ts';
 import { onCleanup, startApp, type TestApp } from '../helpers.ts';
 import {
@@ -44,7 +44,7 @@ async function setUp(
 ): Promise<Flow> {
   const app = await startApp(t);
   const merchant = await startMerchant(t);
-  const relay = createInProcessRelay(app.deps, { pollMs: 20, maxAttempts: 8, backoffMs: 10 });
+  const relay = createInProcessRuntime(app.deps, { pollMs: 20, maxAttempts: 8, backoffMs: 10 });
   relay.start();
   onCleanup(t, () => relay.stop());
   const refNo = `INV-${Math.random().toString(36).slice(2, 10).toUpperCase()}`;

@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fixedClock } from '../../core/clock.ts';
 import { DEMO_ADMIN_PASSWORD } from '../../core/config.ts';
-import { createBullRelay } from '../../pipeline/bullmq.ts';
+import { createOutboxRelay } from '../../pipeline/bullmq/outbox-relay.ts';
 import { observePipeline } from '../../pipeline/observe.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { bankRecord, onCleanup, startApp, type TestApp } from '../helpers.ts';
 import { startRedis } from '../support/redis.ts';
 import { scrape, sample } from '../support/metrics.ts';
@@ -77,7 +77,7 @@ test('webhook outcomes, the outbox backlog and versions not yet ledgered are mea
   assert.equal(sample(text, 'amil_versions_unledgered'), 2);
   assert.equal(sample(text, 'amil_versions_unledgered_oldest_age_seconds'), 90);
 
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   text = await scrape(app.url, ADMIN);
   assert.equal(sample(text, 'amil_versions_unledgered'), 0);
   assert.equal(sample(text, 'amil_versions_unledgered_oldest_age_seconds'), 0);
@@ -123,7 +123,7 @@ test('in Redis mode readiness and the queue gauges follow Redis; with Redis stop
   onCleanup(t, () => observed.close());
   assert.equal((await app.postBatch({ transactions: [bankRecord()] })).status, 200);
   // The relay hands the job to Redis; no worker runs, so it waits there.
-  const relay = createBullRelay(app.deps);
+  const relay = createOutboxRelay(app.deps);
   onCleanup(t, () => relay.stop());
   assert.equal(await relay.handOver(), 1);
 

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { fixedClock } from '../../core/clock.ts';
 import { loadConfig } from '../../core/config.ts';
 import { openPgPool } from '../../core/store/pg/pool.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { runCli } from '../bin/processes.ts';
 import { REPO_ROOT, reportToken, startApp } from '../helpers.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
@@ -31,8 +31,8 @@ async function usedStore(t: Parameters<typeof startApp>[0]): Promise<string> {
     .sort()) {
     assert.equal((await app.postBatch(readFileSync(path.join(DAY_DIR, file)))).status, 200);
   }
-  await createInProcessRelay(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 0 }).drain();
-  await app.deps.store.checkout.createOrder({
+  await createInProcessRuntime(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 0 }).drain();
+  await app.deps.store.orders.createOrder({
     orderNo: 'ORD-1',
     agencyCode: 'LZS',
     refNo: 'REF-1',

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { openStore } from '../../core/store/index.ts';
 import { REPO_ROOT, tempDir } from '../helpers.ts';
 
-const MIGRATIONS = path.join(REPO_ROOT, 'core/store/migrations');
+const MIGRATIONS = path.join(REPO_ROOT, 'core/store/sqlite/migrations');
 
 test('an installation at migration 008 upgrades with every payment, event, callback and count kept', (t) => {
   const file = path.join(tempDir(t), 'amil.db');

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { fixedClock } from '../../core/clock.ts';
 import { openStore } from '../../core/store/index.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { bankRecord, onCleanup, startApp } from '../helpers.ts';
 
 const NOW = new Date('2026-11-20T12:00:00+08:00');
@@ -21,15 +21,15 @@ test('postings normalised before migration 013 get data_email back from their st
   assert.equal((await app.postBatch({ transactions: [pending, plain, without] })).status, 200);
   // MIG-1 settles: version 2, and both versions move to the history table.
   assert.equal((await app.postBatch({ transactions: [{ ...pending, status: 'success' }] })).status, 200);
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
 
   // The installation as it was before 013: no column, the migration not applied.
-  const raw = new Database(app.deps.store.file);
+  const raw = new Database(app.deps.config.databaseFile);
   onCleanup(t, () => raw.close());
   raw.exec('ALTER TABLE normalised_postings DROP COLUMN data_email');
   raw.prepare(`DELETE FROM schema_migrations WHERE name = '013_zakat_fields.sql'`).run();
 
-  const upgraded = openStore(app.deps.store.file);
+  const upgraded = openStore(app.deps.config.databaseFile);
   onCleanup(t, () => upgraded.close());
   assert.deepEqual(
     raw

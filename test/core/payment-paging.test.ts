@@ -97,7 +97,7 @@ test('payment pages, totals and streams of one agency or several equal a plain s
             m.status,
           ),
         );
-        for (const row of model) await store.payments.create(row, 'test');
+        for (const row of model) await store.orders.insert(row, 'test');
         for (const update of updates) {
           const row = model[update.index % Math.max(1, model.length)];
           if (!row) continue;
@@ -123,15 +123,16 @@ test('payment pages, totals and streams of one agency or several equal a plain s
             lastDay,
             ...(q.approved !== undefined && { isApproved: q.approved }),
           };
-          const { rows, total } = await store.payments.page(filter, q.limit, q.page * q.limit);
+          const { rows, total } = await store.paymentReport.page(filter, q.limit, q.page * q.limit);
           assert.equal(total, expected.length, 'total');
-          assert.equal(await store.payments.count(filter), expected.length, 'count');
+          assert.equal(await store.paymentReport.count(filter), expected.length, 'count');
           assert.deepEqual(
             rows.map((row) => `${row.orderNo}:${row.status}`),
             expected.slice(q.page * q.limit, (q.page + 1) * q.limit),
           );
           const streamed: string[] = [];
-          for await (const row of store.payments.all(filter)) streamed.push(`${row.orderNo}:${row.status}`);
+          for await (const row of store.paymentReport.all(filter))
+            streamed.push(`${row.orderNo}:${row.status}`);
           assert.deepEqual(streamed, expected, 'every row streamed, in report order');
         }
       },

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import type Database from 'better-sqlite3';
 import { loadConfig } from '../../core/config.ts';
-import { openDatabase } from '../../core/store/db.ts';
+import { openDatabase } from '../../core/store/sqlite/db.ts';
 import { pgMigrationFiles } from '../../core/store/pg/migrate.ts';
 import { openPgPool, type PgDb } from '../../core/store/pg/pool.ts';
 import { runProgram } from '../../bin/cli/program.ts';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { REPO_ROOT, startApp } from '../helpers.ts';
 import { LZS_KEY, postOrder, startMerchant } from '../support/merchant.ts';
 
@@ -107,7 +107,7 @@ test("the Python and PHP verifiers accept the service's own direct callback, who
   });
   assert.equal(paid.status, 303);
   await (await fetch(new URL(paid.headers.get('location') ?? '', app.url))).text();
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
 
   const direct = await merchant.find((r) => r.form.get('orderNo') === created.orderNo, 'the direct callback');
   assert.equal(direct.form.get('status'), 'success');

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { prepareRecord } from '../../ingest/bank-webhook/prepare.ts';
 import type { IngestBatchInput, PreparedRecord } from '../../core/store/bank-postings.ts';
-import { TEST_SINK } from '../../core/store/pipeline.ts';
+import { TEST_SINK } from '../../core/store/ledger.ts';
 import { bankRecord } from '../helpers.ts';
 import { forEachEngine, type EngineStore } from '../support/engines.ts';
 
@@ -305,9 +305,9 @@ forEachEngine(
     const jobs = [{ queue: 'ledger', jobId: `ledger.${response.batch_id}.LZS`, payload: { sink: 'LZS' } }];
     await store.ledger.saveNormalised(rows, jobs, NOW);
     await store.ledger.saveNormalised(rows, jobs, NOW);
-    await store.ledger.appendLedgerFromBatch(response.batch_id, 'LZS', NOW);
-    await store.ledger.appendLedgerFromBatch(response.batch_id, 'LZS', NOW);
-    assert.deepEqual(await store.ledger.ledger('LZS'), [
+    await store.ledger.appendFromBatch(response.batch_id, 'LZS', NOW);
+    await store.ledger.appendFromBatch(response.batch_id, 'LZS', NOW);
+    assert.deepEqual(await store.ledger.entries('LZS'), [
       {
         sink: 'LZS',
         postingId: versions[0]?.postingId,
@@ -320,8 +320,8 @@ forEachEngine(
         exceptions: ['EMAIL_MISMATCH'],
       },
     ]);
-    assert.deepEqual(await store.ledger.ledger('LZS', '2026-11-19'), []);
-    assert.deepEqual(await store.ledger.ledger(TEST_SINK), []);
+    assert.deepEqual(await store.ledger.entries('LZS', '2026-11-19'), []);
+    assert.deepEqual(await store.ledger.entries(TEST_SINK), []);
     const normalised = await store.sql<{ n: number }>('SELECT count(*) AS n FROM normalised_postings');
     assert.equal(Number(normalised[0]?.n), 2);
     assert.deepEqual((await store.outbox.pending(10, NOW)).map((r) => r.jobId).sort(), [

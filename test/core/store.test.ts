@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { openDatabase } from '../../core/store/db.ts';
+import { openDatabase } from '../../core/store/sqlite/db.ts';
 import { tempDir } from '../helpers.ts';
 
 test('the store opens in WAL mode with synchronous=FULL and foreign keys on', (t) => {

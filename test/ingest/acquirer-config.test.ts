@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../core/config.ts';
 import { signPost } from '../../core/signatures.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { bankRecord, problemOf, startApp } from '../helpers.ts';
 import { LZS_KEY, postOrder, startMerchant } from '../support/merchant.ts';
 
@@ -44,7 +44,7 @@ test('without an acquirer, checkout, pay pages and pay-link QR codes say payment
   const browser = await postOrder(app, order, { accept: 'text/html' });
   assert.equal(browser.status, 503);
   assert.match(await browser.text(), /Payments are not configured/);
-  assert.equal(await app.deps.store.checkout.orderByRef('LZS', 'INV-1'), undefined, 'nothing stored');
+  assert.equal(await app.deps.store.orders.orderByRef('LZS', 'INV-1'), undefined, 'nothing stored');
 
   const pay = await fetch(`${app.url}/pay/LZS/zakat-fitrah/X-1/10.00`, { headers: { accept: 'text/html' } });
   assert.equal(pay.status, 503);
@@ -94,7 +94,7 @@ test('a sandbox deployment says so: a banner on every payer page and fpx.sandbox
   assert.match(result, /class="sandbox-banner"/);
   assert.match(result, /&quot;sandbox&quot;:true/, 'the indirect callback form carries fpx.sandbox');
 
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   const direct = await merchant.find((r) => r.form.has('signature'), 'the direct callback');
   const fpx = JSON.parse(direct.form.get('fpx') ?? '{}') as { sandbox?: boolean };
   assert.equal(fpx.sandbox, true);

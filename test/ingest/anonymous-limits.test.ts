@@ -62,8 +62,8 @@ test('anonymous POST /pay/ past the order limit gets 429 and opens no order', as
     statuses.push((await payForm(payLink(app, `FLOOD-${i}`), '203.0.113.9')).status);
   assert.deepEqual(statuses, [303, 303, 429, 429, 429]);
   // Pay-link payments are orders of their own, found by their link's refNo among the agency's payments.
-  assert.equal((await app.deps.store.payments.find(['LZS'], { refNo: 'FLOOD-1' })).length, 1);
-  assert.equal((await app.deps.store.payments.find(['LZS'], { refNo: 'FLOOD-2' })).length, 0);
+  assert.equal((await app.deps.store.paymentReport.find(['LZS'], { refNo: 'FLOOD-1' })).length, 1);
+  assert.equal((await app.deps.store.paymentReport.find(['LZS'], { refNo: 'FLOOD-2' })).length, 0);
   assert.equal((await payForm(payLink(app, 'OTHER-1'), '198.51.100.10')).status, 303);
 });
 
@@ -102,6 +102,6 @@ test("unsigned POST /v2/checkout spends the order budget; a merchant's signed or
   for (let i = 0; i < 3; i += 1)
     unsigned.push((await postOrder(app, fields(`U-${i}`), { sign: false })).status);
   assert.deepEqual(unsigned, [201, 201, 429]);
-  assert.equal(await app.deps.store.checkout.orderByRef('LZS', 'U-2'), undefined);
+  assert.equal(await app.deps.store.orders.orderByRef('LZS', 'U-2'), undefined);
   for (let i = 0; i < 5; i += 1) assert.equal((await postOrder(app, fields(`S-${i}`))).status, 201);
 });

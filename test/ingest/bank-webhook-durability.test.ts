@@ -20,7 +20,7 @@ function failInsertsOfBoom(t: TestContext, file: string): Database.Database {
 
 test('a failure forced inside the transaction stores nothing of the batch, not even its archive', async (t) => {
   const app = await startApp(t);
-  const db = failInsertsOfBoom(t, app.deps.store.file);
+  const db = failInsertsOfBoom(t, app.deps.config.databaseFile);
 
   const response = await app.postBatch({
     transactions: [bankRecord(), bankRecord(), bankRecord({ orderno: 'BOOM' }), bankRecord()],
@@ -52,7 +52,7 @@ test('every body answered 2xx is archived verbatim with its SHA-256, time receiv
   const refused = await app.postBatch('{"transactions": []}');
   assert.equal(refused.status, 422);
 
-  const db = new Database(app.deps.store.file, { readonly: true });
+  const db = new Database(app.deps.config.databaseFile, { readonly: true });
   t.after(() => db.close());
   const rows = db.prepare('SELECT * FROM webhook_batches').all() as {
     id: string;
@@ -75,7 +75,7 @@ test('every body answered 2xx is archived verbatim with its SHA-256, time receiv
 
 test('concurrent batches committed together: one failing batch fails alone, the others commit', async (t) => {
   const app = await startApp(t);
-  failInsertsOfBoom(t, app.deps.store.file);
+  failInsertsOfBoom(t, app.deps.config.databaseFile);
 
   const batches = Array.from({ length: 12 }, (_, i) =>
     i === 5 ? [bankRecord(), bankRecord({ orderno: 'BOOM' })] : [bankRecord(), bankRecord()],

@@ -180,7 +180,7 @@ test('posting times far from their receipt', async (t) => {
       const edges = ['2026-10-22T00:00:00Z', '2026-11-21T00:10:00Z', '2026-11-21T08:09:59+08:00'];
       const response = await app.postBatch({ transactions: edges.map((time) => bankRecord({ time })) });
       assert.equal(response.status, 200, await response.clone().text());
-      const db = new Database(app.deps.store.file, { readonly: true });
+      const db = new Database(app.deps.config.databaseFile, { readonly: true });
       const days = db.prepare('SELECT business_date AS day FROM bank_postings ORDER BY business_date').all();
       db.close();
       assert.deepEqual(

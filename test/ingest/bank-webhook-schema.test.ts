@@ -363,7 +363,7 @@ test('an empty optional free-text field is stored as absent, and the archive kee
   };
   assert.equal(resent.results[0]?.outcome, 'duplicate', 'the same record without the fields is identical');
 
-  const db = new Database(app.deps.store.file, { readonly: true });
+  const db = new Database(app.deps.config.databaseFile, { readonly: true });
   t.after(() => db.close());
   const [first] = db.prepare('SELECT body FROM webhook_batches ORDER BY received_at').all() as {
     body: Buffer;

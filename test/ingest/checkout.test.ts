@@ -4,7 +4,7 @@ import { readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { verifyCallback } from '../../core/signatures.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { orderAt, problemOf, startApp, type TestApp } from '../helpers.ts';
 import { LZS_KEY, postOrder, startMerchant } from '../support/merchant.ts';
 
@@ -79,7 +79,7 @@ test('a signed 10.00 order paid by FPX with a 1.00 add charge: the indirect call
   assert.equal(fpx.fpx_debit_auth_code, '00');
   assert.equal(fpx.fpx_seller_ex_order_no, `${fields.refNo}~ABC123`);
 
-  const relay = createInProcessRelay(app.deps);
+  const relay = createInProcessRuntime(app.deps);
   await relay.drain();
   assert.equal(merchant.received.length, 1);
   const direct = merchant.received[0];
@@ -136,7 +136,11 @@ test('every field rule of 2.1 is refused with a pointer, and nothing is stored',
     [['/refNo', 'is required']],
   );
   assert.equal(
-    await app.deps.store.payments.count({ agency: 'LZS', firstDay: '0001-01-01', lastDay: '9999-12-31' }),
+    await app.deps.store.paymentReport.count({
+      agency: 'LZS',
+      firstDay: '0001-01-01',
+      lastDay: '9999-12-31',
+    }),
     0,
   );
 });
@@ -290,7 +294,7 @@ test("embedded mode: the demo shop posts a valid signed order, and the demo rece
   const created = (await (await postOrder(app, fields, { sign: false })).json()) as OrderJson;
   assert.equal(created.status, 'pending', 'the shop signed the order');
   await (await pay(app, created, 'fpx', 'SBX00')).text();
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   const received = await (await fetch(`${app.url}/demo/receiver`)).text();
   assert.match(received, /direct \(signed\): signature verified/);
   // The demo merchant checks what a careful merchant checks: the callback's amount against its order.

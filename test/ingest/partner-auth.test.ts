@@ -41,7 +41,7 @@ test('passwords are stored only as salted scrypt hashes', async (t) => {
     hash: await hashPassword(DEMO_PASSWORD),
     now: new Date(),
   });
-  const db = new Database(app.deps.store.file, { readonly: true });
+  const db = new Database(app.deps.config.databaseFile, { readonly: true });
   t.after(() => db.close());
   const hashes = db.prepare('SELECT hash FROM partner_passwords').pluck().all() as string[];
   assert.equal(hashes.length, 2);

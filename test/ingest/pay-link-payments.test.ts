@@ -5,7 +5,7 @@ import { signedPayLinkUrl, type PayLink } from '../../core/payments/pay-link.ts'
 import { fixedClock } from '../../core/clock.ts';
 import { verifyCallback } from '../../core/signatures.ts';
 import { sweepPendingPayments } from '../../pipeline/enquiry.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { orderAt, problemOf, startApp, tempDir, type TestApp } from '../helpers.ts';
 import { runReconciliation } from '../../pipeline/recon/run-day.ts';
 import { businessDate } from '../../core/time.ts';
@@ -77,7 +77,7 @@ test('a pay-link visitor can neither block nor take over the merchant order of t
   assert.equal(res.status, 201, 'the merchant order is created, not a 409 or a resumed squat');
   const created = (await res.json()) as { orderNo: string; resumed: boolean };
   assert.equal(created.resumed, false);
-  const order = await app.deps.store.checkout.order(created.orderNo);
+  const order = await app.deps.store.orders.order(created.orderNo);
   assert.equal(order?.email, 'payer@example.my');
   assert.equal(order?.returnUrl, `${merchant.url}/return`);
   assert.equal(order?.source, 'checkout');
@@ -166,7 +166,7 @@ test('a link signed for many payers takes every payment, and the report names th
     await payAt(app, posted.headers.get('location') ?? '', 'SBX00');
     assert.equal((await orderAt(app, posted))?.status, 'success');
   }
-  const rows = await app.deps.store.payments.find(['LZS'], { refNo: 'MASJID-POSTER' });
+  const rows = await app.deps.store.paymentReport.find(['LZS'], { refNo: 'MASJID-POSTER' });
   assert.equal(rows.length, 2);
   const expected = link.slice(app.url.length);
   for (const row of rows) {
@@ -195,20 +195,20 @@ test('orders nobody takes to the bank expire: failed with XA, the merchant gets 
   assert.equal(await sweepPendingPayments(app.deps), 0);
   const later = { ...app.deps, clock: fixedClock(new Date(Date.now() + 61_000)) };
   assert.equal(await sweepPendingPayments(later), 2);
-  const merchantOrder = await app.deps.store.checkout.order(orderNo);
+  const merchantOrder = await app.deps.store.orders.order(orderNo);
   assert.deepEqual([merchantOrder?.status, merchantOrder?.debitAuthCode], ['failed', 'XA']);
-  const callbacks = await app.deps.store.checkout.callbacksOf(orderNo);
+  const callbacks = await app.deps.store.callbacks.ofOrder(orderNo);
   assert.deepEqual(
     callbacks.map((c) => c.status),
     ['failed'],
   );
   const visitor = await orderAt(app, posted);
   assert.deepEqual([visitor?.status, visitor?.debitAuthCode], ['failed', 'XA']);
-  assert.equal((await app.deps.store.checkout.callbacksOf(visitor?.orderNo ?? '')).length, 0);
+  assert.equal((await app.deps.store.callbacks.ofOrder(visitor?.orderNo ?? '')).length, 0);
 
   // The merchant waiting for news gets it: the signed direct callback, failed with XA, for the order's
   // amount. Nothing was paid, so nobody gets a receipt.
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   const direct = await merchant.find((r) => r.form.has('signature'), 'direct callback');
   assert.ok(verifyCallback(direct.form, LZS_KEY));
   assert.deepEqual(
@@ -223,7 +223,7 @@ test('orders nobody takes to the bank expire: failed with XA, the merchant gets 
   // Not money: the day's workbook counts the one paid order, not the two that expired unpaid.
   const paid = await visit(app, `${app.url}/pay/LZS/zakat-fitrah/WALK-IN-2/7.00`, 'p@example.my');
   await payAt(app, paid.posted.headers.get('location') ?? '', 'SBX00');
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   const { summary } = await runReconciliation(app.deps, {
     sink: 'LZS',
     day: businessDate(new Date()),

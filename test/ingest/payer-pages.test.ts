@@ -60,7 +60,7 @@ test("the bank name sent in callbacks is the bank's own name, without the sandbo
   const created = await newOrder(app);
   const page = await payAt(app, created, 'TEST0021', '00');
   assert.equal(fpxOf(page).fpx_buyer_bank_name, 'SBI Bank A');
-  const stored = await app.deps.store.checkout.order(created.orderNo);
+  const stored = await app.deps.store.orders.order(created.orderNo);
   assert.equal(stored?.bankName, 'SBI Bank A');
 });
 
@@ -109,7 +109,7 @@ test('a declined payment shows every receipt field in UTC+8, a readable reason a
   const app = await startApp(t);
   const created = await newOrder(app);
   const page = await payAt(app, created, 'SBX51');
-  const stored = await app.deps.store.checkout.order(created.orderNo);
+  const stored = await app.deps.store.orders.order(created.orderNo);
   assert.equal(stored?.status, 'failed');
   assert.match(page, /Payment not successful/);
   assert.match(page, /not enough money in the account/i);

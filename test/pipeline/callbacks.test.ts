@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
 import { createCallbackClient } from '../../core/outbound/callback-client.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { sweepPendingPayments } from '../../pipeline/enquiry.ts';
 import { onCleanup, problemOf, reportToken, startApp, type TestApp } from '../helpers.ts';
 import {
@@ -51,7 +51,7 @@ async function pay(app: TestApp, created: Created, bank: string, follow = true):
       await fetch(new URL(res.headers.get('location') ?? '', app.url), { headers: { accept: 'text/html' } })
     ).text();
   }
-  const stored = await app.deps.store.checkout.order(created.orderNo);
+  const stored = await app.deps.store.orders.order(created.orderNo);
   return stored?.acquirerRef ?? '';
 }
 
@@ -71,7 +71,7 @@ async function decide(app: TestApp, ref: string, outcome: string): Promise<void>
 }
 
 function runRelay(t: Parameters<typeof startApp>[0], app: TestApp): void {
-  const relay = createInProcessRelay(app.deps, { pollMs: 10, maxAttempts: 8, backoffMs: 10 });
+  const relay = createInProcessRuntime(app.deps, { pollMs: 10, maxAttempts: 8, backoffMs: 10 });
   relay.start();
   onCleanup(t, () => relay.stop());
 }
@@ -85,7 +85,7 @@ async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
 }
 
 const stateOf = async (app: TestApp, orderNo: string) =>
-  (await app.deps.store.checkout.callbacksOf(orderNo)).map((c) => [c.status, c.state]);
+  (await app.deps.store.callbacks.ofOrder(orderNo)).map((c) => [c.status, c.state]);
 
 test('a receiver answering 500 three times, then 200: one acknowledged delivery, every attempt logged and reported', async (t) => {
   const app = await startApp(t, FAST);
@@ -101,7 +101,7 @@ test('a receiver answering 500 three times, then 200: one acknowledged delivery,
     merchant.received.map((r) => r.answeredWith),
     [500, 500, 500, 200],
   );
-  const [callback] = await app.deps.store.checkout.callbacksOf(created.orderNo);
+  const [callback] = await app.deps.store.callbacks.ofOrder(created.orderNo);
   assert.equal(callback?.state, 'delivered');
   assert.deepEqual(
     callback?.attemptLog.map((a) => a.statusCode),
@@ -151,7 +151,7 @@ test('pending, then success: the merchant hears pending, then success, never a s
 test('a pending payment the payer never returns from is resolved by the status enquiry, or expires', async (t) => {
   const app = await startApp(t, { ...FAST, PENDING_EXPIRY_MS: '60000' });
   const merchant = await startMerchant(t);
-  const relay = createInProcessRelay(app.deps);
+  const relay = createInProcessRuntime(app.deps);
   const created = await order(app, merchant);
   const ref = await pay(app, created, 'SBX09', false);
   assert.equal(await sweepPendingPayments(app.deps), 1, 'the first pending answer is news');
@@ -174,7 +174,7 @@ test('a pending payment the payer never returns from is resolved by the status e
 
   const stale = await order(app, merchant);
   await pay(app, stale, 'SBX09', false);
-  await app.deps.store.checkout.settle(
+  await app.deps.store.orders.settle(
     stale.orderNo,
     { status: 'pending', code: '09', txnId: null, txnTime: null, source: 'test' },
     new Date().toISOString(),
@@ -187,7 +187,7 @@ test('a pending payment the payer never returns from is resolved by the status e
     clock: { now: () => new Date(Date.now() + 5000) },
   };
   assert.equal(await sweepPendingPayments(later), 1);
-  const expired = await app.deps.store.checkout.order(stale.orderNo);
+  const expired = await app.deps.store.orders.order(stale.orderNo);
   assert.deepEqual([expired?.status, expired?.debitAuthCode], ['failed', 'XP']);
 });
 
@@ -204,7 +204,7 @@ test('410 stops delivery; a callback never acknowledged is given up (dead) past 
   assert.deepEqual(await stateOf(app, a.orderNo), [['success', 'gone']]);
   assert.equal(gone.received.length, 1);
   assert.ok(down.received.length >= 2, `retried before giving up (${down.received.length})`);
-  const failed = await app.deps.store.checkout.callbacks({ failed: true, limit: 10 });
+  const failed = await app.deps.store.callbacks.list({ failed: true, limit: 10 });
   assert.deepEqual(failed.map((c) => c.state).sort(), ['dead', 'gone']);
 });
 
@@ -236,9 +236,9 @@ test('SSRF: metadata and private returnUrls are refused at checkout; a name rebi
   const created = await order(app, { url: 'http://rebind.test:8080' });
   await pay(app, created, 'SBX00');
   await until(
-    async () => ((await app.deps.store.checkout.callbacksOf(created.orderNo))[0]?.attemptLog.length ?? 0) > 0,
+    async () => ((await app.deps.store.callbacks.ofOrder(created.orderNo))[0]?.attemptLog.length ?? 0) > 0,
   );
-  const [callback] = await app.deps.store.checkout.callbacksOf(created.orderNo);
+  const [callback] = await app.deps.store.callbacks.ofOrder(created.orderNo);
   assert.equal(callback?.attemptLog[0]?.statusCode, null);
   assert.match(callback?.attemptLog[0]?.error ?? '', /forbidden address 10\.0\.0\.1/);
 });
@@ -262,7 +262,7 @@ test('a callback to a refused address is dead after its first attempt, the reaso
   await until(async () => (await stateOf(app, created.orderNo))[0]?.[1] === 'dead');
   // Past the fast phase's ~30 ms retries, a retried callback would show more attempts by now.
   await new Promise((resolve) => setTimeout(resolve, 150));
-  const [callback] = await app.deps.store.checkout.callbacksOf(created.orderNo);
+  const [callback] = await app.deps.store.callbacks.ofOrder(created.orderNo);
   assert.equal(callback?.state, 'dead');
   assert.equal(callback?.attemptLog.length, 1);
   assert.match(callback?.attemptLog[0]?.error ?? '', /forbidden address 64:ff9b::a9fe:a9fe/);
@@ -275,7 +275,7 @@ test("a merchant's 2xx answer body is not kept; the excerpt of a non-2xx answer 
   const created = await order(app, merchant);
   await pay(app, created, 'SBX00');
   await until(async () => (await stateOf(app, created.orderNo)).some(([, state]) => state === 'delivered'));
-  const [callback] = await app.deps.store.checkout.callbacksOf(created.orderNo);
+  const [callback] = await app.deps.store.callbacks.ofOrder(created.orderNo);
   assert.deepEqual(
     callback?.attemptLog.map((a) => [a.statusCode, a.responsePrefix]),
     [
@@ -303,7 +303,7 @@ test('every attempt of a callback carries one stable callback id, signed in the 
   const created = await order(app, merchant);
   await pay(app, created, 'SBX00');
   await merchant.waitFor(2);
-  const [callback] = await app.deps.store.checkout.callbacksOf(created.orderNo);
+  const [callback] = await app.deps.store.callbacks.ofOrder(created.orderNo);
   const [failed, retried] = merchant.received;
   assert.deepEqual([failed?.answeredWith, retried?.answeredWith], [500, 200]);
   assert.equal(callbackIdOf(failed), String(callback?.id));
@@ -313,7 +313,7 @@ test('every attempt of a callback carries one stable callback id, signed in the 
     assert.ok(r && verifyCallback(r.form, LZS_KEY), 'the signature (covering the id) verifies');
   }
 
-  const again = await app.deps.store.checkout.redeliver(created.orderNo, new Date().toISOString());
+  const again = await app.deps.store.callbacks.redeliver(created.orderNo, new Date().toISOString());
   await merchant.waitFor(3);
   const redelivered = merchant.received[2];
   assert.equal(callbackIdOf(redelivered), String(again));

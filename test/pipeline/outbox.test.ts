@@ -5,7 +5,7 @@ import { onCleanup, startApp } from '../helpers.ts';
 
 test("the outbox hands out each queue's oldest rows, so one queue's backlog never hides another's work", async (t) => {
   const app = await startApp(t);
-  const db = new Database(app.deps.store.file);
+  const db = new Database(app.deps.config.databaseFile);
   onCleanup(t, () => db.close());
   const insert = db.prepare(
     `INSERT INTO outbox (queue, job_id, payload, created_at) VALUES (?, ?, '{}', '')`,

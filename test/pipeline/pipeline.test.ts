@@ -5,8 +5,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { REPO_ROOT, bankRecord, fitrahRecord, onCleanup, startApp, type TestApp } from '../helpers.ts';
 import { startRedis, type TestRedis } from '../support/redis.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
-import { createBullRuntime } from '../../pipeline/bullmq.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
+import { createBullRuntime } from '../../pipeline/bullmq/runtime.ts';
 import { normaliseJob } from '../../pipeline/jobs/normalise.ts';
 import { ledgerJob } from '../../pipeline/jobs/ledger.ts';
 import { PermanentJobError } from '../../pipeline/jobs/types.ts';
@@ -29,7 +29,7 @@ const BACKENDS: Record<string, Backend> = {
   'in-process': async (t, clock) => {
     const app = await startApp(t, {}, clock ? { clock } : {});
     // No backoff, so drain() sees every retry at once.
-    return { app, runtime: createInProcessRelay(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 0 }) };
+    return { app, runtime: createInProcessRuntime(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 0 }) };
   },
   bullmq: async (t, clock) => {
     const redis = await startRedis(t);
@@ -69,14 +69,14 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
     const { app, runtime } = await backend(t, fixedClock('2026-11-20T23:59:50+08:00'));
     await postDay(app);
     await runtime.drain();
-    const { pipeline } = app.deps.store;
-    const lzs = await pipeline.ledger('LZS', '2026-11-20');
-    const ppz = await pipeline.ledger('PPZ', '2026-11-20');
+    const { ledger } = app.deps.store;
+    const lzs = await ledger.entries('LZS', '2026-11-20');
+    const ppz = await ledger.entries('PPZ', '2026-11-20');
     // 16 LZS and 12 PPZ postings; the two pending ones that changed have a second entry each.
     assert.equal(new Set(lzs.map((e) => e.postingId)).size, 16);
     assert.equal(new Set(ppz.map((e) => e.postingId)).size, 12);
     assert.equal(lzs.length + ppz.length, 28 + 2);
-    assert.equal((await pipeline.ledger('#test')).length, 2);
+    assert.equal((await ledger.entries('#test')).length, 2);
     assert.ok(
       [...lzs, ...ppz].every((e) => !e.isAdjustment),
       'same-day changes are not adjustments',
@@ -98,12 +98,12 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
     const { app, runtime } = await backend(t);
     const [first] = await postDay(app);
     await runtime.drain();
-    const before = await app.deps.store.pipeline.ledger('LZS');
+    const before = await app.deps.store.ledger.entries('LZS');
     const batchId = first?.batch_id ?? '';
     await normaliseJob.process({ batchId }, app.deps);
     await ledgerJob.process({ batchId, sink: 'LZS' }, app.deps);
     await ledgerJob.process({ batchId, sink: 'LZS' }, app.deps);
-    assert.deepEqual(await app.deps.store.pipeline.ledger('LZS'), before);
+    assert.deepEqual(await app.deps.store.ledger.entries('LZS'), before);
   });
 
   test(`[${kind}] a relay killed between commit and hand-over: the posting reaches the ledger exactly once`, async (t) => {
@@ -114,22 +114,22 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
     assert.equal(row?.queue, 'normalise');
     // The job had run but its "sent" mark was lost in the crash: it runs again on restart and converges.
     await normaliseJob.process(JSON.parse(row.payload) as { batchId: string }, app.deps);
-    const restarted = kind === 'bullmq' ? createBullRuntime(app.deps) : createInProcessRelay(app.deps);
+    const restarted = kind === 'bullmq' ? createBullRuntime(app.deps) : createInProcessRuntime(app.deps);
     restarted.start();
     onCleanup(t, () => restarted.stop());
     await restarted.drain();
-    const ledger = await app.deps.store.pipeline.ledger('LZS');
+    const ledger = await app.deps.store.ledger.entries('LZS');
     assert.deepEqual(
       ledger.map((e) => e.amountSen),
       [15050],
     );
 
     // A crash after the hand-over but before the "sent" mark: every row goes again, and nothing doubles.
-    const db = new Database(app.deps.store.file);
+    const db = new Database(app.deps.config.databaseFile);
     onCleanup(t, () => db.close());
     db.exec('UPDATE outbox SET sent_at = NULL');
     await restarted.drain();
-    assert.deepEqual(await app.deps.store.pipeline.ledger('LZS'), ledger);
+    assert.deepEqual(await app.deps.store.ledger.entries('LZS'), ledger);
     assert.equal(db.prepare('SELECT count(*) FROM outbox WHERE sent_at IS NULL').pluck().get(), 0);
   });
 
@@ -148,7 +148,7 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
     const late = bankRecord({ time: '2026-11-19T23:59:00+08:00' });
     await app.postBatch({ transactions: [late] });
     await runtime.drain();
-    const entries = await app.deps.store.pipeline.ledger('LZS', '2026-11-19');
+    const entries = await app.deps.store.ledger.entries('LZS', '2026-11-19');
     assert.deepEqual(
       entries.map((e) => [e.version, e.status, e.isAdjustment]),
       [
@@ -161,7 +161,7 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
 
   test(`[${kind}] a ledger failing for LZS does not hold back PPZ; once fixed and retried, LZS catches up`, async (t) => {
     const { app, runtime } = await backend(t);
-    const db = new Database(app.deps.store.file);
+    const db = new Database(app.deps.config.databaseFile);
     onCleanup(t, () => db.close());
     db.exec(`CREATE TRIGGER lzs_down BEFORE INSERT ON ledger_entries WHEN NEW.sink = 'LZS'
              BEGIN SELECT RAISE(ABORT, 'LZS ledger down'); END`);
@@ -169,8 +169,8 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
       transactions: [bankRecord({ agency: 'BANKLZS' }), bankRecord({ agency: 'BANKPPZ' })],
     });
     await runtime.drain();
-    assert.equal((await app.deps.store.pipeline.ledger('PPZ')).length, 1);
-    assert.equal((await app.deps.store.pipeline.ledger('LZS')).length, 0);
+    assert.equal((await app.deps.store.ledger.entries('PPZ')).length, 1);
+    assert.equal((await app.deps.store.ledger.entries('LZS')).length, 0);
     const failed = await runtime.failed();
     assert.deepEqual(
       failed.map((f) => [f.queue, f.attempts]),
@@ -181,7 +181,7 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
     db.exec('DROP TRIGGER lzs_down');
     assert.equal(await runtime.retryFailed('ledger-LZS'), 1);
     await runtime.drain();
-    assert.equal((await app.deps.store.pipeline.ledger('LZS')).length, 1);
+    assert.equal((await app.deps.store.ledger.entries('LZS')).length, 1);
     assert.deepEqual(await runtime.failed(), []);
   });
 }
@@ -201,12 +201,12 @@ test('[bullmq] Redis down: 1,000 postings wait in the outbox, and all reach the 
   // No drain(): the running relay and workers must recover on their own.
   for (
     let waited = 0;
-    (await app.deps.store.pipeline.ledger('LZS')).length < 1000 && waited < 20_000;
+    (await app.deps.store.ledger.entries('LZS')).length < 1000 && waited < 20_000;
     waited += 100
   ) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const ledger = await app.deps.store.pipeline.ledger('LZS');
+  const ledger = await app.deps.store.ledger.entries('LZS');
   assert.equal(ledger.length, 1000);
   assert.equal(new Set(ledger.map((e) => e.postingId)).size, 1000, 'none doubled');
   assert.deepEqual(await runtime.failed(), []);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { listen } from '../../core/http/serve.ts';
 import { createWebApp } from '../../bin/create-app.ts';
 import { queueBoard } from '../../pipeline/queue-board.ts';
-import { createBullRuntime } from '../../pipeline/bullmq.ts';
+import { createBullRuntime } from '../../pipeline/bullmq/runtime.ts';
 import { bankRecord, onCleanup, startApp } from '../helpers.ts';
 import { startRedis } from '../support/redis.ts';
 

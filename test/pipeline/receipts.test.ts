@@ -5,8 +5,8 @@ import path from 'node:path';
 import { simpleParser } from 'mailparser';
 import { settleOrder } from '../../core/payments/settle.ts';
 import { receiptJob } from '../../pipeline/jobs/receipt.ts';
-import { createBullRuntime } from '../../pipeline/bullmq.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createBullRuntime } from '../../pipeline/bullmq/runtime.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { onCleanup, startApp, type TestApp } from '../helpers.ts';
 import { postOrder, startMerchant } from '../support/merchant.ts';
 import { startRedis } from '../support/redis.ts';
@@ -42,14 +42,14 @@ async function payAt(
     headers: { accept: 'text/html' },
   });
   await back.text();
-  const order = await app.deps.store.checkout.order(created.orderNo);
+  const order = await app.deps.store.orders.order(created.orderNo);
   assert.ok(order);
   return order;
 }
 
 /** Runs the pipeline until nothing is ready; a failed job is retried 10 ms later. */
 async function drain(app: TestApp): Promise<void> {
-  await createInProcessRelay(app.deps, { pollMs: 10, maxAttempts: 5, backoffMs: 10 }).drain();
+  await createInProcessRuntime(app.deps, { pollMs: 10, maxAttempts: 5, backoffMs: 10 }).drain();
 }
 
 test('a paid order gets one receipt over SMTP, in Malay then English, as text and escaped HTML, with every field', async (t) => {

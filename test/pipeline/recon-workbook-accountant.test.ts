@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fixedClock } from '../../core/clock.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { runReconciliation } from '../../pipeline/recon/run-day.ts';
 import { bankRecord, startApp, tempDir } from '../helpers.ts';
 import { readWorkbook, summaryOf, type Cell } from '../support/workbook.ts';
@@ -40,7 +40,7 @@ async function workbookOfDay(t: Parameters<typeof startApp>[0]) {
     data: {},
   });
   assert.equal((await app.postBatch({ transactions: [full, bare] })).status, 200);
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   clock.set(AS_OF);
   const { path: file } = await runReconciliation(app.deps, {
     sink: 'LZS',

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import unzipper from 'unzipper';
 import { fixedClock } from '../../core/clock.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { runReconciliation } from '../../pipeline/recon/run-day.ts';
 import { EXCEPTION_CODES } from '../../pipeline/normalise/rules.ts';
 import { addTextRow } from '../../reports/reconciliation/cells.ts';
@@ -28,7 +28,7 @@ async function dayWith(t: Parameters<typeof startApp>[0], names: string[]): Prom
     }),
   );
   assert.equal((await app.postBatch({ transactions: records })).status, 200);
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   clock.set(AS_OF);
   return app;
 }
@@ -131,7 +131,7 @@ test('a Transactions sheet past the row limit continues on Transactions (2), (3)
   const names = ['A one', 'B two', 'C three', 'D four', 'E five'];
   const app = await dayWith(t, names);
   const write = async (file: string, maxSheetRows: number) => {
-    const snapshot = app.deps.store.reconRuns.snapshot('LZS', DAY, AS_OF);
+    const snapshot = await app.deps.store.reconSnapshot.open('LZS', DAY, AS_OF);
     try {
       await writeReconWorkbook({ snapshot, title: 'LZS', explanations: EXCEPTION_CODES, file, maxSheetRows });
     } finally {
@@ -171,7 +171,7 @@ test('comparing workbooks names a continuation sheet by its own name', async (t)
     ['three.xlsx', 3],
     ['four.xlsx', 4],
   ] as const) {
-    const snapshot = app.deps.store.reconRuns.snapshot('LZS', DAY, AS_OF);
+    const snapshot = await app.deps.store.reconSnapshot.open('LZS', DAY, AS_OF);
     try {
       await writeReconWorkbook({
         snapshot,

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fixedClock } from '../../core/clock.ts';
 import { TEST_SINK } from '../../core/store/index.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { runReconciliation } from '../../pipeline/recon/run-day.ts';
 import { SHEETS } from '../../reports/reconciliation/workbook.ts';
 import { compareWorkbooks } from '../../reports/reconciliation/compare.ts';
@@ -227,7 +227,7 @@ test('the same day read as of the same time gives byte-identical workbooks; a re
   (app.deps.clock as ReturnType<typeof fixedClock>).set(later);
   const response = await app.postBatch({ transactions: [{ ...batch, status: 'success' }] });
   assert.equal(response.status, 200);
-  const relay = createInProcessRelay(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 10 });
+  const relay = createInProcessRuntime(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 10 });
   await relay.drain();
   await relay.stop();
   const third = await runReconciliation(app.deps, {

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../core/config.ts';
 import Database from 'better-sqlite3';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { delayBefore, jobOptionsFor, retryPolicyFor } from '../../pipeline/retry.ts';
 import { bankRecord, onCleanup, startApp } from '../helpers.ts';
 
@@ -51,11 +51,11 @@ test('a retry horizon for a job that does not exist is a configuration problem, 
 
 test('embedded mode: a job past its retry horizon shows as failed, then finishes on its own once the dependency is back', async (t) => {
   const app = await startApp(t, { PIPELINE_RETRY_MAX_MS: '200' });
-  const db = new Database(app.deps.store.file);
+  const db = new Database(app.deps.config.databaseFile);
   onCleanup(t, () => db.close());
   db.exec(`CREATE TRIGGER lzs_down BEFORE INSERT ON ledger_entries WHEN NEW.sink = 'LZS'
            BEGIN SELECT RAISE(ABORT, 'LZS ledger down'); END`);
-  const relay = createInProcessRelay(app.deps, { pollMs: 20, maxAttempts: 2, backoffMs: 10 });
+  const relay = createInProcessRuntime(app.deps, { pollMs: 20, maxAttempts: 2, backoffMs: 10 });
   relay.start();
   onCleanup(t, () => relay.stop());
   assert.equal((await app.postBatch({ transactions: [bankRecord()] })).status, 200);
@@ -66,7 +66,7 @@ test('embedded mode: a job past its retry horizon shows as failed, then finishes
   }
 
   db.exec('DROP TRIGGER lzs_down'); // the dependency is back; nobody runs `amil queues retry`
-  for (let waited = 0; (await app.deps.store.pipeline.ledger('LZS')).length === 0; waited += 20) {
+  for (let waited = 0; (await app.deps.store.ledger.entries('LZS')).length === 0; waited += 20) {
     if (waited > 10_000) assert.fail('the failed job was never re-driven');
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

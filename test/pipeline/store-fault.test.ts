@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { onCleanup, startApp, tempDir } from '../helpers.ts';
 import { generateDay } from '../support/recon-day.ts';
 import { ledgerNow, ledgerTruth, postDay, sameLines, waitUntil } from '../support/faults.ts';
@@ -59,7 +59,7 @@ test('embedded mode on a full disk backs off with a few log lines, and the day r
   probe.close();
   const filler = fillDisk(dir);
 
-  const relay = createInProcessRelay(app.deps, { pollMs: 20 });
+  const relay = createInProcessRuntime(app.deps, { pollMs: 20 });
   onCleanup(t, () => relay.stop());
   const logged = app.logs().length;
   relay.start();

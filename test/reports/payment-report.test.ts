@@ -42,8 +42,8 @@ async function paymentsApp(t: Parameters<typeof startApp>[0]): Promise<TestApp> 
     payLink: null,
     ...overrides,
   });
-  for (let i = 0; i < 17; i += 1) await app.deps.store.payments.create(make('LZS', i), 'test');
-  for (let i = 0; i < 4; i += 1) await app.deps.store.payments.create(make('PPZ', i), 'test');
+  for (let i = 0; i < 17; i += 1) await app.deps.store.orders.insert(make('LZS', i), 'test');
+  for (let i = 0; i < 4; i += 1) await app.deps.store.orders.insert(make('PPZ', i), 'test');
   return app;
 }
 
@@ -198,7 +198,7 @@ test('tenant matrix: every payment endpoint refuses foreign or broken credential
 
 test('items=-1 streams every row once, across chunk boundaries and equal timestamps', async (t) => {
   const app = await startApp(t, {}, { clock: fixedClock(NOW) });
-  const db = new Database(app.deps.store.file);
+  const db = new Database(app.deps.config.databaseFile);
   onCleanup(t, () => db.close());
   const insert = db.prepare(
     `INSERT INTO payments (order_no, agency_code, ref_no, amount_sen, email, return_url, status, created_at, updated_at)
@@ -275,7 +275,7 @@ test('a token covering several agencies and no agency gets their combined paymen
 
 test('a combined items=-1 merges the agencies in report order, across chunk boundaries and equal timestamps', async (t) => {
   const app = await startApp(t, {}, { clock: fixedClock(NOW) });
-  const db = new Database(app.deps.store.file);
+  const db = new Database(app.deps.config.databaseFile);
   onCleanup(t, () => db.close());
   const insert = db.prepare(
     `INSERT INTO payments (order_no, agency_code, ref_no, amount_sen, email, return_url, status, created_at, updated_at)

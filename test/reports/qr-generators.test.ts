@@ -53,7 +53,7 @@ function generate(
 
 /** Rows in qr_codes, read over a connection of its own. */
 function storedCodes(app: TestApp): number {
-  const db = new Database(app.deps.store.file, { readonly: true });
+  const db = new Database(app.deps.config.databaseFile, { readonly: true });
   try {
     return (db.prepare('SELECT count(*) AS n FROM qr_codes').get() as { n: number }).n;
   } finally {
@@ -130,7 +130,11 @@ test('a pay URL from the signed generator with its amount, refNo, category or ex
     assert.equal((await problemOf(post)).type, `${PROBLEM}pay-link-tampered`);
   }
   assert.equal(
-    await app.deps.store.payments.count({ agency: 'LZS', firstDay: '0001-01-01', lastDay: '9999-12-31' }),
+    await app.deps.store.paymentReport.count({
+      agency: 'LZS',
+      firstDay: '0001-01-01',
+      lastDay: '9999-12-31',
+    }),
     0,
   );
 });

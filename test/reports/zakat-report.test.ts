@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UnsecuredJWT } from 'jose';
 import { signGet } from '../../core/signatures.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { fixedClock } from '../../core/clock.ts';
 import { bankRecord, fitrahRecord, problemOf, reportToken, startApp, type TestApp } from '../helpers.ts';
 
@@ -27,7 +27,7 @@ async function reportApp(t: Parameters<typeof startApp>[0]): Promise<TestApp> {
     ...Array.from({ length: 5 }, (_, i) => bankRecord({ orderno: `PPZ-${i}`, agency: 'BANKPPZ' })),
   ];
   assert.equal((await app.postBatch({ transactions: records })).status, 200);
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   return app;
 }
 
@@ -235,7 +235,7 @@ test('every field of spec 2.5 reaches the agency in the zakat report', async (t)
   };
   const fitrah = fitrahRecord({ orderno: 'FULL-2' });
   assert.equal((await app.postBatch({ transactions: [record, fitrah] })).status, 200);
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   const token = await reportToken(app, ['LZS'], NOW);
   const body = (await (
     await get(app, `${PATH}?start=2026-11-20&items=-1`, { authorization: `Bearer ${token}` })

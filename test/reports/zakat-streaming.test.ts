@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { fixedClock } from '../../core/clock.ts';
 import { bankRecord, reportToken, startApp } from '../helpers.ts';
 
@@ -14,7 +14,7 @@ test('the zakat report with items=-1 is streamed, with the same JSON as its page
     bankRecord({ orderno: `Z-${String(i).padStart(5, '0')}`, agency: i % 10 === 0 ? 'BANKPPZ' : 'BANKLZS' }),
   );
   assert.equal((await app.postBatch({ transactions })).status, 200);
-  await createInProcessRelay(app.deps).drain();
+  await createInProcessRuntime(app.deps).drain();
   const auth = { authorization: `Bearer ${await reportToken(app, ['LZS'], NOW)}` };
   const url = `${app.url}/api/report/v1/zakat?start=2026-11-20`;
 

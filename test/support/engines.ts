@@ -5,13 +5,14 @@
  */
 import { after, test, type TestContext } from 'node:test';
 import path from 'node:path';
-import { openDatabase } from '../../core/store/db.ts';
-import { agenciesRepository } from '../../core/store/agencies.ts';
-import { anomaliesRepository } from '../../core/store/anomalies.ts';
-import { bankPostingsRepository } from '../../core/store/bank-postings.ts';
-import { outboxRepository } from '../../core/store/outbox.ts';
-import { partnersRepository } from '../../core/store/partners.ts';
-import { pipelineRepository } from '../../core/store/pipeline.ts';
+import type { Store } from '../../core/store/index.ts';
+import { openDatabase } from '../../core/store/sqlite/db.ts';
+import { sqliteAgencies } from '../../core/store/sqlite/agencies.ts';
+import { sqliteAnomalies } from '../../core/store/sqlite/anomalies.ts';
+import { sqliteBankPostings } from '../../core/store/sqlite/bank-postings.ts';
+import { sqliteOutbox } from '../../core/store/sqlite/outbox.ts';
+import { sqlitePartners } from '../../core/store/sqlite/partners.ts';
+import { sqliteLedger } from '../../core/store/sqlite/ledger.ts';
 import { migratePg } from '../../core/store/pg/migrate.ts';
 import { openPgPool } from '../../core/store/pg/pool.ts';
 import { pgAgencies } from '../../core/store/pg/agencies.ts';
@@ -26,14 +27,11 @@ import { startPostgres, type TestPostgres } from './postgres.ts';
 export type Engine = 'sqlite' | 'postgresql';
 
 /** The repositories a test gets, the same interfaces on either engine. */
-export interface EngineStore {
+export interface EngineStore extends Pick<
+  Store,
+  'partners' | 'agencies' | 'anomalies' | 'bankPostings' | 'outbox' | 'ledger'
+> {
   engine: Engine;
-  partners: ReturnType<typeof partnersRepository>;
-  agencies: ReturnType<typeof agenciesRepository>;
-  anomalies: ReturnType<typeof anomaliesRepository>;
-  bankPostings: ReturnType<typeof bankPostingsRepository>;
-  outbox: ReturnType<typeof outboxRepository>;
-  ledger: ReturnType<typeof pipelineRepository>;
   /** Runs SQL straight on the engine, for what no repository reads (a test's own check). */
   sql<R>(text: string): Promise<R[]>;
 }
@@ -48,12 +46,12 @@ function openSqlite(t: TestContext): Promise<EngineStore> {
   onCleanup(t, () => db.close());
   return Promise.resolve({
     engine: 'sqlite',
-    partners: partnersRepository(db),
-    agencies: agenciesRepository(db),
-    anomalies: anomaliesRepository(db),
-    bankPostings: bankPostingsRepository(db),
-    outbox: outboxRepository(db),
-    ledger: pipelineRepository(db),
+    partners: sqlitePartners(db),
+    agencies: sqliteAgencies(db),
+    anomalies: sqliteAnomalies(db),
+    bankPostings: sqliteBankPostings(db),
+    outbox: sqliteOutbox(db),
+    ledger: sqliteLedger(db),
     sql: <R>(text: string) => Promise.resolve(db.prepare<[], R>(text).all()),
   });
 }

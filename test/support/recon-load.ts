@@ -2,7 +2,7 @@ import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { fixedClock } from '../../core/clock.ts';
 import { statusOfCode } from '../../core/payments/status.ts';
-import { createInProcessRelay } from '../../pipeline/relay.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { startApp, type TestApp } from '../helpers.ts';
 import { AS_OF, type GeneratedDay } from './recon-day.ts';
 
@@ -14,16 +14,16 @@ export async function loadDay(
 ): Promise<TestApp> {
   const clock = fixedClock('2026-11-18T00:00:00Z');
   const app = await startApp(t, { LOG_LEVEL: 'warn', ...env }, { clock });
-  const relay = createInProcessRelay(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 10 });
+  const relay = createInProcessRuntime(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 10 });
   for (const batch of generated.batches) {
     clock.set(batch.at);
     const response = await app.postBatch({ transactions: batch.records });
     assert.equal(response.status, 200, await response.clone().text());
   }
-  const { checkout } = app.deps.store;
+  const { orders } = app.deps.store;
   for (const plan of generated.checkout) {
     const at = plan.createdAt.toISOString();
-    await checkout.createOrder({
+    await orders.createOrder({
       orderNo: plan.orderNo,
       agencyCode: 'LZS',
       refNo: `REF-${plan.orderNo}`,
@@ -36,7 +36,7 @@ export async function loadDay(
       at,
     });
     if (!plan.method) continue;
-    await checkout.startAttempt(plan.orderNo, {
+    await orders.startAttempt(plan.orderNo, {
       paymentMethod: plan.method,
       bankId: null,
       bankName: null,
@@ -45,7 +45,7 @@ export async function loadDay(
       at,
     });
     for (const result of plan.results) {
-      await checkout.settle(
+      await orders.settle(
         plan.orderNo,
         { status: statusOfCode(result.code), code: result.code, txnId: 'T', txnTime: at, source: 'test' },
         result.at.toISOString(),
@@ -61,7 +61,7 @@ export async function loadDay(
 
 /** Runs the pipeline until nothing is ready (at the app's current clock). */
 export async function drainPipeline(app: TestApp, options: { backoffMs?: number } = {}): Promise<void> {
-  const relay = createInProcessRelay(app.deps, {
+  const relay = createInProcessRuntime(app.deps, {
     pollMs: 10,
     maxAttempts: 5,
     backoffMs: options.backoffMs ?? 10,

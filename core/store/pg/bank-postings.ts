@@ -8,13 +8,13 @@
  */
 import type { BankRecordResult, BankWebhookResponse } from '../../../schemas/index.ts';
 import { newId } from '../../ids.ts';
-import {
-  NORMALISE_QUEUE,
-  type bankPostingsRepository,
-  type IngestBatchInput,
-  type PostingStatus,
-  type PreparedRecord,
-  type StoredPosting,
+import { NORMALISE_QUEUE, normaliseJobId } from '../../queues.ts';
+import type {
+  BankPostingsRepository,
+  IngestBatchInput,
+  PostingStatus,
+  PreparedRecord,
+  StoredPosting,
 } from '../bank-postings.ts';
 import { transitionRefusal } from '../posting-transitions.ts';
 import { writeOutbox } from './outbox.ts';
@@ -188,11 +188,10 @@ async function applyBatch(tx: PgTx, input: IngestBatchInput): Promise<BankWebhoo
   const { accepted, duplicate, updated, conflict } = summary;
   await tx.run(FINISH_BATCH, [accepted, duplicate, updated, conflict, JSON.stringify(response), batchId]);
   // The work this batch causes commits with it (transactional outbox): the pipeline normalises it.
-  if (accepted + updated > 0) await writeOutbox(tx, NORMALISE_QUEUE, `normalise.${batchId}`, { batchId }, at);
+  if (accepted + updated > 0)
+    await writeOutbox(tx, NORMALISE_QUEUE, normaliseJobId(batchId), { batchId }, at);
   return response;
 }
-
-type BankPostingsRepository = ReturnType<typeof bankPostingsRepository>;
 
 /** The bank postings repository over a PostgreSQL pool. */
 export function pgBankPostings(db: PgDb): BankPostingsRepository {

@@ -4,7 +4,7 @@
  * per row.
  */
 import { businessDate } from '../../time.ts';
-import { TEST_SINK, type BatchVersion, type LedgerEntry, type PipelineRepository } from '../pipeline.ts';
+import { TEST_SINK, type BatchVersion, type LedgerEntry, type LedgerRepository } from '../ledger.ts';
 import { writeOutbox } from './outbox.ts';
 import { statement, type PgDb } from './pool.ts';
 
@@ -55,7 +55,7 @@ const LEDGER = statement(
 );
 
 /** The ledger repository (what the pipeline reads and writes) over a PostgreSQL pool. */
-export function pgLedger(db: PgDb): PipelineRepository {
+export function pgLedger(db: PgDb): LedgerRepository {
   return {
     async batchVersions(batchId) {
       const rows = await db.rows<
@@ -83,11 +83,11 @@ export function pgLedger(db: PgDb): PipelineRepository {
       });
     },
 
-    async appendLedgerFromBatch(batchId, sink, now) {
+    async appendFromBatch(batchId, sink, now) {
       await db.run(APPEND_FROM_BATCH, [batchId, sink, now.toISOString()]);
     },
 
-    async ledger(sink, day) {
+    async entries(sink, day) {
       const rows = await db.rows<
         Omit<LedgerEntry, 'isAdjustment' | 'exceptions'> & { isAdjustment: number; exceptions: string }
       >(LEDGER, [sink, day ?? null]);

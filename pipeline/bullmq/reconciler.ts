@@ -1,9 +1,9 @@
 import type { Queue } from 'bullmq';
-import type { Deps } from '../core/deps.ts';
-import { RECON_NIGHTLY_QUEUE } from './jobs/recon.ts';
-import { createPoller } from './poller.ts';
-import { upsertNightlyScheduler } from './recon/scheduler.ts';
-import { jobOptionsFor, retryPolicyFor } from './retry.ts';
+import type { Deps } from '../../core/deps.ts';
+import { RECON_NIGHTLY_QUEUE } from '../../core/queues.ts';
+import { createPoller } from '../poller.ts';
+import { upsertNightlyScheduler } from '../recon/scheduler.ts';
+import { jobOptionsFor, retryPolicyFor } from '../retry.ts';
 
 const ROWS_PER_LOOK = 500;
 

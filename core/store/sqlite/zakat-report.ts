@@ -1,22 +1,5 @@
 import type { Db } from './db.ts';
-import type { NormalisedFields } from './pipeline.ts';
-
-/**
- * A bank posting as the zakat report shows it: its latest normalised version (exceptions as JSON text), with
- * the agency whose ledger it is in (`sink`).
- */
-export type ZakatReportRow = Omit<NormalisedFields, 'bankAgency' | 'exceptions'> & {
-  postingId: number;
-  sink: string;
-  exceptions: string;
-};
-
-/** What a zakat report covers: one agency, or several (a token's combined report), and business days. */
-export interface ZakatQuery {
-  sink: string | readonly string[];
-  start: string;
-  end: string;
-}
+import type { ZakatQuery, ZakatReportRepository, ZakatReportRow } from '../zakat-report.ts';
 
 /** Rows fetched per query when every row is streamed. */
 const CHUNK = 1000;
@@ -49,8 +32,8 @@ function statements(db: Db, sinks: string) {
   };
 }
 
-/** The read side of reports: coarse, paged queries, one per report. */
-export function reportsRepository(db: Db) {
+/** The zakat report's paged and streamed reads. */
+export function sqliteZakatReport(db: Db): ZakatReportRepository {
   const one = statements(db, ONE_SINK);
   const any = statements(db, ANY_SINK);
   // Rows of several agencies come in one order (posting ids are global), so paging stays one query.
@@ -63,7 +46,7 @@ export function reportsRepository(db: Db) {
   };
   return {
     /** One page of the agencies' postings for business days start..end, in posting order. */
-    async zakatPage(
+    async page(
       query: ZakatQuery & { limit: number; offset: number },
     ): Promise<{ rows: ZakatReportRow[]; total: number }> {
       const { use, params } = bind(query);
@@ -78,7 +61,7 @@ export function reportsRepository(db: Db) {
      * and the connection is never held between chunks (better-sqlite3 cannot run other statements
      * mid-iteration).
      */
-    async *zakatRows(query: ZakatQuery): AsyncGenerator<ZakatReportRow> {
+    async *rows(query: ZakatQuery): AsyncGenerator<ZakatReportRow> {
       const { use, params } = bind(query);
       let after = 0;
       for (;;) {

@@ -1,72 +1,17 @@
 import type { Db } from './db.ts';
 import { outboxWriter } from './outbox.ts';
-import { businessDate } from '../time.ts';
+import { businessDate } from '../../time.ts';
+import type { Job } from '../outbox.ts';
+import {
+  TEST_SINK,
+  type BatchVersion,
+  type LedgerEntry,
+  type LedgerRepository,
+  type NormalisedVersion,
+} from '../ledger.ts';
 
-/** A bank record in canonical form, with its exception codes (what pipeline/normalise produces). */
-export interface NormalisedFields {
-  orderno: string;
-  bankAgency: string;
-  status: 'success' | 'pending' | 'failed';
-  amountSen: number;
-  name: string;
-  email: string;
-  /** The bank's data.email (spec 2.5), which may differ from the transaction e-mail; null when absent. */
-  dataEmail: string | null;
-  timeUtc: string;
-  businessDate: string;
-  zakatName: string | null;
-  icNo: string | null;
-  phone: string | null;
-  state: string | null;
-  typeRaw: string | null;
-  type: string | null;
-  year: string | null;
-  address: string | null;
-  postcode: string | null;
-  city: string | null;
-  zakatAmountSen: number | null;
-  rateSen: number | null;
-  dependants: number | null;
-  exceptions: string[];
-}
-
-/** One version of a posting that a batch brought in (accepted or updated). */
-export interface BatchVersion {
-  postingId: number;
-  version: number;
-  /** The record as received, canonical JSON. */
-  record: string;
-  /** The posting's business day (of its first version). */
-  businessDate: string;
-  /** The Kuala Lumpur day this version was received. */
-  receivedDate: string;
-  /** Where its ledger entry goes: an agency code, or TEST_SINK. */
-  sink: string;
-}
-
-/** The sink of the bank's live-test entries; `#` cannot start an agency code, so it never collides. */
-export const TEST_SINK = '#test';
-
-export interface Job {
-  queue: string;
-  jobId: string;
-  payload: unknown;
-}
-
-export interface LedgerEntry {
-  sink: string;
-  postingId: number;
-  version: number;
-  businessDate: string;
-  receivedDate: string;
-  isAdjustment: boolean;
-  status: string;
-  amountSen: number;
-  exceptions: string[];
-}
-
-/** What the pipeline reads and writes: normalised versions and the per-agency ledger. */
-export function pipelineRepository(db: Db) {
+/** The normalised versions of bank postings and each sink's ledger. */
+export function sqliteLedger(db: Db): LedgerRepository {
   const writeOutbox = outboxWriter(db);
   const insertNormalised = db.prepare(
     `INSERT INTO normalised_postings (posting_id, version, batch_id, sink, orderno, bank_agency, status, amount_sen,
@@ -120,12 +65,7 @@ export function pipelineRepository(db: Db) {
     },
 
     /** Stores normalised versions and the jobs they cause, in one transaction. Re-running changes nothing. */
-    async saveNormalised(
-      rows: readonly (NormalisedFields &
-        Omit<BatchVersion, 'record' | 'businessDate'> & { batchId: string })[],
-      jobs: readonly Job[],
-      now: Date,
-    ): Promise<void> {
+    async saveNormalised(rows: readonly NormalisedVersion[], jobs: readonly Job[], now: Date): Promise<void> {
       const at = now.toISOString();
       db.transaction(() => {
         for (const row of rows)
@@ -138,12 +78,12 @@ export function pipelineRepository(db: Db) {
      * Appends a batch's normalised versions for one sink to that sink's ledger, in one statement; an entry
      * already there is left as it is (the job may run twice).
      */
-    async appendLedgerFromBatch(batchId: string, sink: string, now: Date): Promise<void> {
+    async appendFromBatch(batchId: string, sink: string, now: Date): Promise<void> {
       appendFromBatch.run({ batchId, sink, at: now.toISOString() });
     },
 
     /** A sink's ledger entries of a business day (or all), oldest first: for the workbook and tests. */
-    async ledger(sink: string, day?: string): Promise<LedgerEntry[]> {
+    async entries(sink: string, day?: string): Promise<LedgerEntry[]> {
       return db
         .prepare<
           { sink: string; day: string | null },
@@ -162,5 +102,3 @@ export function pipelineRepository(db: Db) {
     },
   };
 }
-
-export type PipelineRepository = ReturnType<typeof pipelineRepository>;

@@ -1,45 +1,7 @@
-import { klDayStartUtc, nextDay } from '../time.ts';
+import { klDayStartUtc, nextDay } from '../../time.ts';
 import type { Db } from './db.ts';
-
-export interface PaymentRow {
-  orderNo: string;
-  agencyCode: string;
-  refNo: string;
-  extraData: string | null;
-  paymentCategory: string | null;
-  amountSen: number;
-  addChargeSen: number;
-  email: string;
-  returnUrl: string;
-  paymentMethod: 'fpx' | 'card' | 'ewallet' | null;
-  status: 'pending' | 'success' | 'failed';
-  debitAuthCode: string | null;
-  fpxTxnId: string | null;
-  fpxTxnTime: string | null;
-  createdAt: string;
-  updatedAt: string;
-  /** 'checkout': the merchant's order (POST /v2/checkout); 'pay-link': a payment made on a pay page. */
-  source: 'checkout' | 'pay-link';
-  /** For a pay-link payment, the link it came from (path and signed query); null otherwise. */
-  payLink: string | null;
-}
-
-export interface PaymentEvent {
-  at: string;
-  status: string;
-  debitAuthCode: string | null;
-  source: string;
-}
-
-export interface PaymentFilter {
-  /** One agency, or several: the combined report of a token covering them, in one order. */
-  agency: string | readonly string[];
-  /** Kuala Lumpur calendar days (YYYY-MM-DD), both included, on created_at. */
-  firstDay: string;
-  lastDay: string;
-  isApproved?: boolean;
-  sellerOrderNo?: string;
-}
+import type { PaymentEvent, PaymentRow } from '../orders.ts';
+import type { FoundPayment, PaymentFilter, PaymentReportRepository } from '../payment-report.ts';
 
 const COLUMNS = `order_no AS orderNo, agency_code AS agencyCode, ref_no AS refNo, extra_data AS extraData,
   payment_category AS paymentCategory, amount_sen AS amountSen, add_charge_sen AS addChargeSen, email,
@@ -55,12 +17,6 @@ const WHERE = `WHERE agency_code = @agency AND ${FILTER}`;
 const WHERE_ANY = `WHERE agency_code IN (SELECT value FROM json_each(@agencies)) AND ${FILTER}`;
 
 const CHUNK = 1000;
-
-/**
- * Payment event sources that are not an acquirer's answer, as an SQL list: the order's own creation
- * ('checkout') and its expiry unpaid ('abandoned', code XA). The reconciliation counts only the others.
- */
-export const NOT_ACQUIRER_SOURCES = `('checkout', 'abandoned')`;
 
 /** The report's statements, exported so that the benchmark runs the very same SQL raw. */
 export const PAYMENT_COUNT_SQL = `SELECT count(*) AS n FROM payments ${WHERE}`;
@@ -111,8 +67,8 @@ function* merged<R extends Row>(streams: Iterator<R>[]): Generator<R> {
   }
 }
 
-/** Payments (checkout orders): written by checkout, read by the report API. */
-export function paymentsRepository(db: Db) {
+/** The payment report's reads over payments (checkout orders and pay-link payments). */
+export function sqlitePaymentReport(db: Db): PaymentReportRepository {
   const agenciesOf = (f: PaymentFilter) =>
     typeof f.agency === 'string' ? [f.agency] : [...new Set(f.agency)];
   const params = (f: PaymentFilter, agencies = agenciesOf(f)) => ({
@@ -160,23 +116,6 @@ export function paymentsRepository(db: Db) {
     }
   }
   return {
-    /** Stores a payment with its first event (checkout; tests until checkout exists). */
-    async create(row: PaymentRow, source: string): Promise<void> {
-      db.transaction(() => {
-        db.prepare(
-          `INSERT INTO payments (order_no, agency_code, ref_no, extra_data, payment_category, amount_sen, add_charge_sen,
-             email, return_url, payment_method, status, debit_auth_code, fpx_txn_id, fpx_txn_time, created_at, updated_at,
-             source, pay_link)
-           VALUES (@orderNo, @agencyCode, @refNo, @extraData, @paymentCategory, @amountSen, @addChargeSen, @email,
-             @returnUrl, @paymentMethod, @status, @debitAuthCode, @fpxTxnId, @fpxTxnTime, @createdAt, @updatedAt,
-             @source, @payLink)`,
-        ).run(row);
-        db.prepare(
-          'INSERT INTO payment_events (order_no, at, status, debit_auth_code, source) VALUES (?, ?, ?, ?, ?)',
-        ).run(row.orderNo, row.createdAt, row.status, row.debitAuthCode, source);
-      }).immediate();
-    },
-
     /**
      * One page of the agencies' payments. The total and the page's first day come from the per-day counts
      * (migration 005), so only rows of the page's own first day are skipped by OFFSET: a deep page costs
@@ -241,7 +180,10 @@ export function paymentsRepository(db: Db) {
      * refNo is the merchant's order first (unique per agency); pay-link payments share their link's refNo,
      * and follow, paid ones first, newest first.
      */
-    async find(agencies: readonly string[], key: { orderNo?: string; refNo?: string }) {
+    async find(
+      agencies: readonly string[],
+      key: { orderNo?: string; refNo?: string },
+    ): Promise<FoundPayment[]> {
       type Found = PaymentRow & { extras: string | null };
       // By order number (the primary key), or by refNo within each agency (its index): never a scan.
       const rows =

@@ -7,7 +7,7 @@ import { byQueue, createPoller } from './poller.ts';
 import { delayBefore, retryPolicyFor, type RetryPolicy } from './retry.ts';
 import { createStoreFault } from './store-fault.ts';
 
-export interface RelayOptions {
+export interface InProcessOptions {
   /** How often the outbox is looked at when idle. */
   pollMs: number;
   /** Overrides the retry policy's attempts (tests, replays). */
@@ -16,21 +16,21 @@ export interface RelayOptions {
   backoffMs?: number;
 }
 
-export const DEFAULT_RELAY_OPTIONS: RelayOptions = { pollMs: 500 };
+export const DEFAULT_IN_PROCESS_OPTIONS: InProcessOptions = { pollMs: 500 };
 
 const ROWS_PER_LOOK = 500;
 
 /**
- * The in-process runner (embedded mode, no Redis): takes outbox rows and runs their job processors in this
- * process, marking a row sent only once its job has finished, so a crash at any point leaves the row to
- * run again (and every job converges when run twice). Each queue runs on its own, one job at a time (or its
+ * The in-process runtime (embedded mode, no Redis): takes outbox rows and runs their jobs in this process,
+ * marking a row sent only once its job has finished, so a crash at any point leaves the row to run again
+ * (and every job converges when run twice). Each queue runs on its own, one job at a time (or its
  * job's `concurrency` at once), so a slow or failing queue (one agency's ledger) never holds back another.
  * A job past its retry horizon shows as failed and is re-driven every maximum retry interval; a store that
- * cannot write makes the relay back off (store-fault.ts).
+ * cannot write makes it back off (store-fault.ts).
  */
-export function createInProcessRelay(
+export function createInProcessRuntime(
   deps: Deps,
-  options: RelayOptions = DEFAULT_RELAY_OPTIONS,
+  options: InProcessOptions = DEFAULT_IN_PROCESS_OPTIONS,
 ): PipelineRuntime {
   const log = deps.logger.child({ component: 'relay' });
   const busyQueues = new Map<string, Promise<void>>();

@@ -1,0 +1,60 @@
+/** A merchant callback: the status it carries, where it goes, and how its delivery stands. */
+export interface CallbackRow {
+  id: number;
+  orderNo: string;
+  agencyCode: string;
+  status: string;
+  url: string;
+  fields: string;
+  createdAt: string;
+  state: 'queued' | 'delivered' | 'superseded' | 'gone' | 'dead';
+  attempts: number;
+  nextAttemptAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface CallbackAttempt {
+  at: string;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  responsePrefix: string;
+}
+
+/** After an attempt: finished in a final state, or retried at a time (a new outbox row then). */
+export type AttemptVerdict =
+  { state: 'delivered' | 'gone' | 'dead' } | { state: 'queued'; nextAttemptAt: string; jobId: string };
+
+/**
+ * Merchant callbacks after settlement (queued by `orders.settle`): leased one attempt at a time, every
+ * attempt recorded, retried through the outbox.
+ */
+export interface CallbacksRepository {
+  /**
+   * Leases a queued callback for one attempt. 'busy' while an older callback of the same order is still
+   * being delivered, so the merchant never gets a newer status before an older one.
+   */
+  claim(
+    id: number,
+    now: string,
+    leaseUntil: string,
+  ): Promise<{ claimed: CallbackRow } | { refused: 'done' | 'busy' }>;
+
+  /** Records an attempt and its verdict in one transaction; a retry gets its own outbox row. */
+  finishAttempt(id: number, attempt: CallbackAttempt, verdict: AttemptVerdict): Promise<void>;
+
+  /** Puts a callback back in line later without counting an attempt (its order was busy). */
+  defer(id: number, jobId: string, at: string, notBefore: string): Promise<void>;
+
+  /** Sends an order's latest callback again, as a new callback (the old one keeps its history). */
+  redeliver(orderNo: string, at: string): Promise<number | undefined>;
+
+  /**
+   * Callbacks newest first: every one, or only the failing: given up (dead), refused (gone), or still
+   * queued after a failed attempt (retrying: what ops must see while a merchant is down).
+   */
+  list(filter: { failed?: boolean; limit: number }): Promise<CallbackRow[]>;
+
+  /** An order's callbacks, oldest first, each with its attempts (for the fpxrequest report). */
+  ofOrder(orderNo: string): Promise<(CallbackRow & { attemptLog: CallbackAttempt[] })[]>;
+}

@@ -1,0 +1,80 @@
+import type { Job } from './outbox.ts';
+
+/** A bank record in canonical form, with its exception codes (what pipeline/normalise produces). */
+export interface NormalisedFields {
+  orderno: string;
+  bankAgency: string;
+  status: 'success' | 'pending' | 'failed';
+  amountSen: number;
+  name: string;
+  email: string;
+  /** The bank's data.email (spec 2.5), which may differ from the transaction e-mail; null when absent. */
+  dataEmail: string | null;
+  timeUtc: string;
+  businessDate: string;
+  zakatName: string | null;
+  icNo: string | null;
+  phone: string | null;
+  state: string | null;
+  typeRaw: string | null;
+  type: string | null;
+  year: string | null;
+  address: string | null;
+  postcode: string | null;
+  city: string | null;
+  zakatAmountSen: number | null;
+  rateSen: number | null;
+  dependants: number | null;
+  exceptions: string[];
+}
+
+/** One version of a posting that a batch brought in (accepted or updated). */
+export interface BatchVersion {
+  postingId: number;
+  version: number;
+  /** The record as received, canonical JSON. */
+  record: string;
+  /** The posting's business day (of its first version). */
+  businessDate: string;
+  /** The Kuala Lumpur day this version was received. */
+  receivedDate: string;
+  /** Where its ledger entry goes: an agency code, or TEST_SINK. */
+  sink: string;
+}
+
+/** A normalised version to store: its fields, which version of which posting, from which batch, for which sink. */
+export type NormalisedVersion = NormalisedFields &
+  Omit<BatchVersion, 'record' | 'businessDate'> & { batchId: string };
+
+/** The sink of the bank's live-test entries; `#` cannot start an agency code, so it never collides. */
+export const TEST_SINK = '#test';
+
+export interface LedgerEntry {
+  sink: string;
+  postingId: number;
+  version: number;
+  businessDate: string;
+  receivedDate: string;
+  isAdjustment: boolean;
+  status: string;
+  amountSen: number;
+  exceptions: string[];
+}
+
+/** The pipeline's books: the normalised versions of bank postings, and each sink's (agency's) ledger. */
+export interface LedgerRepository {
+  /** The posting versions a webhook batch brought in, whether or not they were updated since. */
+  batchVersions(batchId: string): Promise<BatchVersion[]>;
+
+  /** Stores normalised versions and the jobs they cause, in one transaction. Re-running changes nothing. */
+  saveNormalised(rows: readonly NormalisedVersion[], jobs: readonly Job[], now: Date): Promise<void>;
+
+  /**
+   * Appends a batch's normalised versions for one sink to that sink's ledger; an entry already there is
+   * left as it is (the job may run twice).
+   */
+  appendFromBatch(batchId: string, sink: string, now: Date): Promise<void>;
+
+  /** A sink's ledger entries of a business day (or all), oldest first: for the workbook and tests. */
+  entries(sink: string, day?: string): Promise<LedgerEntry[]>;
+}

@@ -1,0 +1,288 @@
+import type { Db } from './db.ts';
+import { newId } from '../../ids.ts';
+import { NORMALISE_QUEUE, normaliseJobId } from '../../queues.ts';
+import { outboxWriter } from './outbox.ts';
+import { transitionRefusal } from '../posting-transitions.ts';
+import type {
+  BankPostingsRepository,
+  IngestBatchInput,
+  PostingStatus,
+  PreparedRecord,
+  StoredPosting,
+} from '../bank-postings.ts';
+import type { BankRecordResult, BankWebhookResponse } from '../../../schemas/index.ts';
+
+interface CurrentPosting {
+  id: number;
+  status: PostingStatus;
+  version: number;
+  sha256: string;
+  record: string;
+  batchId: string;
+  recordIndex: number;
+  createdAt: string;
+}
+
+/**
+ * Batches that arrive while a transaction runs are committed together in the next one (group commit):
+ * one fsync for many requests. This bounds how many records one such transaction may hold.
+ */
+const GROUP_COMMIT_MAX_RECORDS = 5000;
+
+/** Bank postings: the batch ingest and its reads. */
+export function sqliteBankPostings(db: Db): BankPostingsRepository {
+  const insertBatch = db.prepare<[string, string, string, string, string, Buffer, string, number]>(
+    `INSERT INTO webhook_batches (id, partner_id, received_at, business_date, content_type, body, sha256, record_count)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const finishBatch = db.prepare<[number, number, number, number, string, string]>(
+    `UPDATE webhook_batches SET accepted = ?, duplicate = ?, updated = ?, conflict = ?, response = ? WHERE id = ?`,
+  );
+  const selectCurrent = db.prepare<[string, string], CurrentPosting>(
+    `SELECT id, status, version, content_sha256 AS sha256, record, first_batch_id AS batchId,
+       first_record_index AS recordIndex, created_at AS createdAt
+     FROM bank_postings WHERE partner_id = ? AND orderno = ?`,
+  );
+  const selectVersionBySha = db.prepare<[number, string], { version: number }>(
+    `SELECT version FROM bank_posting_versions WHERE posting_id = ? AND content_sha256 = ?`,
+  );
+  // prettier-ignore
+  const insertPosting = db.prepare<[string, string, string, string, string | null, string, number, string, string,
+    string, string, string, string, string, string, number, string, string]>(
+    `INSERT INTO bank_postings (partner_id, orderno, bank_agency, route, agency_code, status, amount_sen, name,
+       email, time_raw, time_utc, business_date, record, content_sha256, version, first_batch_id,
+       first_record_index, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
+  );
+  const insertVersion = db.prepare<[number, number, string, string, string, string, number, string]>(
+    `INSERT INTO bank_posting_versions (posting_id, version, content_sha256, record, status, batch_id,
+       record_index, received_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const updateCurrent = db.prepare<[string, number, string, string, string, number]>(
+    `UPDATE bank_postings SET status = ?, version = ?, record = ?, content_sha256 = ?, updated_at = ? WHERE id = ?`,
+  );
+  const upsertAnomaly = db.prepare<Record<string, unknown>, { id: string }>(
+    `INSERT INTO anomalies (id, kind, posting_id, orderno, reason, stored_version, stored_record,
+       incoming_record, incoming_sha256, first_batch_id, first_seen_at, last_seen_at, business_date)
+     VALUES (@id, 'bank_conflict', @postingId, @orderno, @reason, @storedVersion, @storedRecord,
+       @incomingRecord, @incomingSha256, @batchId, @at, @at, @businessDate)
+     ON CONFLICT (posting_id, incoming_sha256)
+       DO UPDATE SET last_seen_at = excluded.last_seen_at, seen_count = seen_count + 1,
+         status = 'open', resolved_at = NULL
+     RETURNING id`,
+  );
+
+  const writeOutbox = outboxWriter(db);
+
+  function judge(
+    record: PreparedRecord,
+    index: number,
+    batchId: string,
+    at: string,
+    partnerId: string,
+    receivedDay: string,
+  ): BankRecordResult {
+    const base = { index, orderno: record.orderno };
+    const current = selectCurrent.get(partnerId, record.orderno);
+    if (!current) {
+      insertPosting.run(
+        partnerId,
+        record.orderno,
+        record.bankAgency,
+        record.route,
+        record.agencyCode,
+        record.status,
+        record.amountSen,
+        record.name,
+        record.email,
+        record.timeRaw,
+        record.timeUtc,
+        record.businessDate,
+        record.canonical,
+        record.sha256,
+        batchId,
+        index,
+        at,
+        at,
+      );
+      return { ...base, outcome: 'accepted', status: record.status };
+    }
+    const seenBefore =
+      current.sha256 === record.sha256 ||
+      (current.version > 1 && selectVersionBySha.get(current.id, record.sha256) !== undefined);
+    if (seenBefore) return { ...base, outcome: 'duplicate', status: current.status };
+
+    const reason = transitionRefusal(current, record);
+    if (reason === undefined) {
+      if (current.version === 1) {
+        // The history starts when a posting first changes: version 1 moves there from the posting row.
+        const v1 = current;
+        insertVersion.run(
+          v1.id,
+          1,
+          v1.sha256,
+          v1.record,
+          v1.status,
+          v1.batchId,
+          v1.recordIndex,
+          v1.createdAt,
+        );
+      }
+      const version = current.version + 1;
+      insertVersion.run(
+        current.id,
+        version,
+        record.sha256,
+        record.canonical,
+        record.status,
+        batchId,
+        index,
+        at,
+      );
+      updateCurrent.run(record.status, version, record.canonical, record.sha256, at, current.id);
+      return { ...base, outcome: 'updated', status: record.status };
+    }
+    const anomaly = upsertAnomaly.get({
+      id: newId('anm'),
+      postingId: current.id,
+      orderno: record.orderno,
+      reason,
+      storedVersion: current.version,
+      storedRecord: current.record,
+      incomingRecord: record.canonical,
+      incomingSha256: record.sha256,
+      batchId,
+      at,
+      businessDate: receivedDay,
+    });
+    return { ...base, outcome: 'conflict', status: current.status, anomaly_id: anomaly?.id ?? '' };
+  }
+
+  /** Archives one batch and judges its records in order; runs inside the caller's transaction. */
+  function applyBatch(input: IngestBatchInput): BankWebhookResponse {
+    const batchId = newId('bat');
+    const at = input.receivedAt.toISOString();
+    insertBatch.run(
+      batchId,
+      input.partnerId,
+      at,
+      input.businessDate,
+      input.contentType,
+      input.body,
+      input.bodySha256,
+      input.records.length,
+    );
+    const results = input.records.map((record, index) =>
+      judge(record, index, batchId, at, input.partnerId, input.businessDate),
+    );
+    const summary = { records: results.length, accepted: 0, duplicate: 0, updated: 0, conflict: 0 };
+    for (const result of results) summary[result.outcome] += 1;
+    const response: BankWebhookResponse = {
+      batch_id: batchId,
+      received_at: at,
+      has_conflicts: summary.conflict > 0,
+      summary,
+      results,
+    };
+    const { accepted, duplicate, updated, conflict } = summary;
+    finishBatch.run(accepted, duplicate, updated, conflict, JSON.stringify(response), batchId);
+    // The work this batch causes commits with it (transactional outbox): the pipeline normalises it.
+    if (accepted + updated > 0) writeOutbox(NORMALISE_QUEUE, normaliseJobId(batchId), { batchId }, at);
+    return response;
+  }
+
+  interface Pending {
+    input: IngestBatchInput;
+    resolve: (response: BankWebhookResponse) => void;
+    reject: (error: unknown) => void;
+  }
+  const queue: Pending[] = [];
+  let flushScheduled = false;
+
+  function scheduleFlush(): void {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    setImmediate(flush);
+  }
+
+  /** Commits the queued batches, in arrival order, in as few immediate transactions as the bound allows. */
+  function flush(): void {
+    flushScheduled = false;
+    let records = 0;
+    let take = 0;
+    while (take < queue.length && (take === 0 || records < GROUP_COMMIT_MAX_RECORDS)) {
+      records += queue[take]?.input.records.length ?? 0;
+      take += 1;
+    }
+    const group = queue.splice(0, take);
+    if (queue.length > 0) scheduleFlush();
+    try {
+      const responses = db.transaction(() => group.map((p) => applyBatch(p.input))).immediate();
+      group.forEach((p, i) => p.resolve(responses[i] as BankWebhookResponse));
+    } catch (err) {
+      // A lock held elsewhere fails every batch alike; retrying each alone would only wait again.
+      const busy = ['SQLITE_BUSY', 'SQLITE_LOCKED'].includes((err as { code?: string }).code ?? '');
+      if (group.length === 1 || busy) {
+        for (const p of group) p.reject(err);
+        return;
+      }
+      // One batch failed the group: commit each alone so that only the culprit fails.
+      for (const p of group) {
+        try {
+          p.resolve(db.transaction(() => applyBatch(p.input)).immediate());
+        } catch (own) {
+          p.reject(own);
+        }
+      }
+    }
+  }
+
+  return {
+    /**
+     * Archives the body and judges every record in order. Resolves once the batch is durably committed;
+     * rejects with nothing of it stored. Batches arriving together share one transaction (group commit).
+     */
+    ingestBatch(input: IngestBatchInput): Promise<BankWebhookResponse> {
+      return new Promise((resolve, reject) => {
+        queue.push({ input, resolve, reject });
+        scheduleFlush();
+      });
+    },
+
+    /** The stored posting with every version, or undefined. */
+    async get(partnerId: string, orderno: string): Promise<StoredPosting | undefined> {
+      const posting = db
+        .prepare<[string, string], Omit<StoredPosting, 'versions'> & { batchId: string; createdAt: string }>(
+          `SELECT id, orderno, bank_agency AS bankAgency, route, agency_code AS agencyCode, status,
+             amount_sen AS amountSen, name, email, time_raw AS timeRaw, time_utc AS timeUtc,
+             business_date AS businessDate, record, version, first_batch_id AS batchId, created_at AS createdAt
+           FROM bank_postings WHERE partner_id = ? AND orderno = ?`,
+        )
+        .get(partnerId, orderno);
+      if (!posting) return undefined;
+      const { batchId, createdAt, ...fields } = posting;
+      const versions =
+        posting.version === 1
+          ? [{ version: 1, status: posting.status, batchId, receivedAt: createdAt }]
+          : db
+              .prepare<[number], StoredPosting['versions'][number]>(
+                `SELECT version, status, batch_id AS batchId, received_at AS receivedAt
+                 FROM bank_posting_versions WHERE posting_id = ? ORDER BY version`,
+              )
+              .all(posting.id);
+      return { ...fields, versions };
+    },
+
+    /** Counts for tests and ops: postings, versions (of every posting) and archived batches. */
+    async counts(): Promise<{ postings: number; versions: number; batches: number; anomalies: number }> {
+      const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+      return {
+        postings: count('SELECT count(*) AS n FROM bank_postings'),
+        versions: count('SELECT coalesce(sum(version), 0) AS n FROM bank_postings'),
+        batches: count('SELECT count(*) AS n FROM webhook_batches'),
+        anomalies: count('SELECT count(*) AS n FROM anomalies'),
+      };
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import type { Db } from './db.ts';
+import type { OutboxRepository, OutboxRow, QueueStats } from '../outbox.ts';
+
+/**
+ * Writes an outbox row inside the caller's transaction; a repeated job id is ignored (idempotent). A row
+ * with `notBefore` is handed over only from then on (a scheduled retry).
+ */
+export function outboxWriter(db: Db) {
+  const insert = db.prepare<[string, string, string, string, string | null]>(
+    `INSERT INTO outbox (queue, job_id, payload, created_at, next_try_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (job_id) DO NOTHING`,
+  );
+  return (queue: string, jobId: string, payload: unknown, at: string, notBefore?: string): void => {
+    insert.run(queue, jobId, JSON.stringify(payload), at, notBefore ?? null);
+  };
+}
+
+/** The runtimes' view of the outbox. */
+export function sqliteOutbox(db: Db): OutboxRepository {
+  const write = outboxWriter(db);
+  return {
+    /** Adds a job on its own (a scheduled run); a job id already in the outbox is ignored. */
+    async enqueue(queue: string, jobId: string, payload: unknown, now: Date): Promise<void> {
+      write(queue, jobId, payload, now.toISOString());
+    },
+
+    /**
+     * Rows not yet handed over, oldest first, at most `limitPerQueue` of each queue (so one queue's
+     * backlog never hides another's work), skipping failed rows and those waiting for a retry.
+     */
+    async pending(limitPerQueue: number, now: Date): Promise<OutboxRow[]> {
+      return db
+        .prepare<[string, number], OutboxRow>(
+          `SELECT id, queue, jobId, payload, attempts FROM (
+             SELECT id, queue, job_id AS jobId, payload, attempts,
+               row_number() OVER (PARTITION BY queue ORDER BY id) AS nth
+             FROM outbox
+             WHERE sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= ?))
+           WHERE nth <= ? ORDER BY id`,
+        )
+        .all(now.toISOString(), limitPerQueue);
+    },
+
+    async markSentMany(ids: readonly number[], now: Date): Promise<void> {
+      const mark = db.prepare('UPDATE outbox SET sent_at = ?, last_error = NULL WHERE id = ?');
+      db.transaction(() => {
+        for (const id of ids) mark.run(now.toISOString(), id);
+      }).immediate();
+    },
+
+    /** Embedded mode: the row's job ran in this process, so it is sent and done at once. */
+    async markSent(id: number, now: Date): Promise<void> {
+      db.prepare('UPDATE outbox SET sent_at = ?, done_at = ?, last_error = NULL WHERE id = ?').run(
+        now.toISOString(),
+        now.toISOString(),
+        id,
+      );
+    },
+
+    /** Redis mode: the job of this id completed (idempotent; a job id with no row is ignored). */
+    async markDone(jobId: string, now: Date): Promise<void> {
+      db.prepare('UPDATE outbox SET done_at = ? WHERE job_id = ? AND done_at IS NULL').run(
+        now.toISOString(),
+        jobId,
+      );
+    },
+
+    /** Redis mode: the job of this id can never succeed (a bad payload): not re-added, shown failed. */
+    async markFailedForGood(jobId: string, error: string, now: Date): Promise<void> {
+      db.prepare('UPDATE outbox SET failed_at = ?, last_error = ? WHERE job_id = ? AND done_at IS NULL').run(
+        now.toISOString(),
+        error.slice(0, 2000),
+        jobId,
+      );
+    },
+
+    /** Rows handed to Redis at or before `before` whose jobs have not completed, oldest hand-over first. */
+    async unfinished(before: Date, limit: number): Promise<OutboxRow[]> {
+      return db
+        .prepare<[string, number], OutboxRow>(
+          `SELECT id, queue, job_id AS jobId, payload, attempts FROM outbox
+           WHERE sent_at IS NOT NULL AND done_at IS NULL AND failed_at IS NULL AND sent_at <= ?
+           ORDER BY sent_at LIMIT ?`,
+        )
+        .all(before.toISOString(), limit);
+    },
+
+    /**
+     * Records a failed attempt: retried at `retryAt`; or, when `failed`, shown failed (and re-driven at
+     * `retryAt` if given: a job past its retry horizon; never if not: a job that can never succeed).
+     */
+    async markAttemptFailed(
+      id: number,
+      error: string,
+      now: Date,
+      retryAt: Date | undefined,
+      failed = retryAt === undefined,
+    ): Promise<void> {
+      db.prepare(
+        `UPDATE outbox SET attempts = attempts + 1, last_error = ?, next_try_at = ?, failed_at = ? WHERE id = ?`,
+      ).run(error.slice(0, 2000), retryAt?.toISOString() ?? null, failed ? now.toISOString() : null, id);
+    },
+
+    /** Embedded mode: failed rows whose re-drive time has come are put back in line; returns how many. */
+    async redriveDue(now: Date): Promise<number> {
+      return db
+        .prepare(
+          `UPDATE outbox SET failed_at = NULL
+           WHERE failed_at IS NOT NULL AND next_try_at IS NOT NULL AND next_try_at <= ? AND sent_at IS NULL`,
+        )
+        .run(now.toISOString()).changes;
+    },
+
+    /** Puts failed rows (of one queue, or all) back in line; returns how many. */
+    async retryFailed(queue?: string): Promise<number> {
+      return db
+        .prepare(
+          `UPDATE outbox SET failed_at = NULL, next_try_at = NULL, attempts = 0
+           WHERE failed_at IS NOT NULL AND (? IS NULL OR queue = ?)`,
+        )
+        .run(queue ?? null, queue ?? null).changes;
+    },
+
+    async failed(): Promise<(OutboxRow & { lastError: string | null; failedAt: string })[]> {
+      return db
+        .prepare<[], OutboxRow & { lastError: string | null; failedAt: string }>(
+          `SELECT id, queue, job_id AS jobId, payload, attempts, last_error AS lastError, failed_at AS failedAt
+           FROM outbox WHERE failed_at IS NOT NULL ORDER BY id`,
+        )
+        .all();
+    },
+
+    async stats(): Promise<QueueStats[]> {
+      return db
+        .prepare<[], QueueStats>(
+          `SELECT queue,
+             sum(sent_at IS NULL AND failed_at IS NULL) AS waiting,
+             sum(failed_at IS NOT NULL) AS failed,
+             sum(sent_at IS NOT NULL) AS sent,
+             sum(sent_at IS NOT NULL AND done_at IS NULL AND failed_at IS NULL) AS unfinished
+           FROM outbox GROUP BY queue ORDER BY queue`,
+        )
+        .all();
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import { UnrecoverableError, Worker, type MinimalJob } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Deps } from '../../core/deps.ts';
+import { jobFor } from '../jobs/index.ts';
+import { PermanentJobError } from '../jobs/types.ts';
+import { pipelineQueueNames } from '../queues.ts';
+import { delayBefore, retryPolicyFor } from '../retry.ts';
+import { redisUrlOf } from './queues.ts';
+
+/**
+ * How often a job may be handed back after its worker died before BullMQ fails it. Jobs converge when run
+ * twice, so crashes only cost time; the bound stops a job that kills every worker from looping for ever,
+ * and even then the reconciler re-drives it (docs/pipeline.md).
+ */
+const MAX_STALLS = 10;
+
+/**
+ * A BullMQ worker per pipeline queue, each running the same processors as the in-process runner. Several
+ * worker processes may run against one Redis. A PermanentJobError fails the job at once (UnrecoverableError).
+ * Jobs are short synchronous SQLite work (a batch of at most 5,000 records), far inside the lock duration,
+ * so lock renewal is never starved.
+ */
+export function createBullWorkers(
+  deps: Deps,
+  queueNames: readonly string[] = pipelineQueueNames(deps.config),
+) {
+  const log = deps.logger.child({ component: 'bull-worker' });
+  const workers = queueNames.map((name) => {
+    const definition = jobFor(name);
+    if (!definition) throw new Error(`no job handles queue ${name}`);
+    const worker = new Worker(
+      name,
+      async (job) => {
+        try {
+          await definition.process(job.data as never, deps);
+        } catch (err) {
+          if (!(err instanceof PermanentJobError)) throw err;
+          // Never re-added by the reconciler: it fails the same way every time.
+          if (job.id) await deps.store.outbox.markFailedForGood(job.id, err.message, deps.clock.now());
+          throw new UnrecoverableError(err.message);
+        }
+        // The outbox row is done only now: a Redis lost before this leaves it to the reconciler.
+        if (job.id) await deps.store.outbox.markDone(job.id, deps.clock.now());
+      },
+      {
+        connection: new Redis(redisUrlOf(deps), { maxRetriesPerRequest: null }),
+        prefix: deps.config.queuePrefix,
+        concurrency: definition.concurrency ?? 1,
+        lockDuration: deps.config.pipeline.workerLockMs,
+        stalledInterval: Math.max(100, Math.round(deps.config.pipeline.workerLockMs / 2)),
+        maxStalledCount: MAX_STALLS,
+        autorun: false,
+        settings: {
+          backoffStrategy: (attemptsMade: number, _type?: string, _err?: Error, job?: MinimalJob) =>
+            delayBefore(retryPolicyFor(deps.config, job?.queueName ?? name), attemptsMade),
+        },
+      },
+    );
+    worker.on('failed', (job, err) =>
+      log.warn({ err, queue: name, job_id: job?.id, attempts: job?.attemptsMade }, 'job failed'),
+    );
+    worker.on('error', (err) => log.warn({ err, queue: name }, 'worker error'));
+    return worker;
+  });
+  return {
+    start(): void {
+      for (const worker of workers) {
+        worker.run().catch((err: unknown) => log.error({ err, queue: worker.name }, 'worker stopped'));
+      }
+    },
+    /** Finishes the jobs in flight (or hands them back when the grace runs out), then disconnects. */
+    async stop(): Promise<void> {
+      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all(workers.map(async (w) => (await w.client).disconnect()));
+    },
+  };
+}
