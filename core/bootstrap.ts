@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createAcquirer } from './acquirer/index.ts';
 import { createCallbackClient } from './outbound/callback-client.ts';
 import { createMailer } from './outbound/mailer.ts';
 import { createRateLimits } from './http/rate-limit.ts';
 import { createQrRenderer } from './qr/renderer.ts';
 import { createLogger } from './logger.ts';
-import { openStore, type AgencySettings, type DashboardRole, type Store } from './store/index.ts';
+import type { AgencySettings, DashboardRole, Store } from './store/index.ts';
+import { openConfiguredStore } from './store/open.ts';
 import { addDashboardUser } from './dashboard-accounts.ts';
 import { systemClock } from './clock.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
@@ -26,7 +27,16 @@ export function createDeps(
   overrides: Partial<Deps> = {},
 ): Deps {
   const config: Config = overrides.config ?? loadConfig(env);
-  const store = overrides.store ?? openStore(config.databaseFile);
+  const store = overrides.store ?? openConfiguredStore(config);
+  // Until every repository has its PostgreSQL twin (issue 17), a process told to use PostgreSQL refuses to
+  // start rather than fail on its first payment (or write to a SQLite file nobody else reads).
+  const incomplete = 'incomplete' in store ? (store.incomplete as readonly string[]) : [];
+  if (incomplete.length > 0) {
+    void store.close();
+    throw new ConfigError([
+      `DATABASE_URL: the PostgreSQL store has no ${incomplete.join(', ')} yet (issue 17); only \`amil db migrate\`, \`amil db status\` and \`amil migrate-store\` use it. Unset it to run on SQLite`,
+    ]);
+  }
   const clock = overrides.clock ?? systemClock;
   const readiness = overrides.readiness ?? createReadiness(store, clock);
   const logger = overrides.logger ?? createLogger(config.logLevel);

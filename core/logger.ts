@@ -18,6 +18,11 @@ export const REDACT_PATHS = [
   '*.apiKey',
   'api_key',
   '*.api_key',
+  // PostgreSQL URLs carry the database password.
+  'databaseUrl',
+  '*.databaseUrl',
+  'connectionString',
+  '*.connectionString',
   'signature',
   '*.signature',
   'token',

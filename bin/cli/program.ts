@@ -9,6 +9,8 @@ import { createCliContext, type CliContext, type CliOptions } from './context.ts
 import { register as agency } from './agency.ts';
 import { register as anomalies } from './anomalies.ts';
 import { register as callbacks } from './callbacks.ts';
+import { register as db } from './db.ts';
+import { register as migrateStore } from './migrate-store.ts';
 import { register as partner } from './partner.ts';
 import { register as queues } from './queues.ts';
 import { register as recon } from './recon.ts';
@@ -26,7 +28,7 @@ export function buildProgram(cli: CliContext): Command {
       writeErr: (text) => cli.stderr.write(text),
     })
     .description(
-      'Operate amil: partners, agencies and keys, report tokens, dashboard users, anomalies, pipeline queues and workers',
+      'Operate amil: partners, agencies and keys, report tokens, dashboard users, anomalies, pipeline queues and workers, the database',
     )
     .version(version, '-V, --version', 'print the version of amil');
   // The order commands are listed in by --help.
@@ -40,6 +42,8 @@ export function buildProgram(cli: CliContext): Command {
   queues(program, cli);
   recon(program, cli);
   replay(program, cli);
+  db(program, cli);
+  migrateStore(program, cli);
   return program;
 }
 

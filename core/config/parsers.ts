@@ -91,6 +91,13 @@ export const redisUrl: Parser<string> = (raw, name, problems) => {
   return raw;
 };
 
+/** A PostgreSQL URL; never echoed, since it carries the database password. */
+export const postgresUrl: Parser<string> = (raw, name, problems) => {
+  if (!/^postgres(ql)?:\/\/[^\s]+$/.test(raw))
+    problems.push(`${name} must look like postgres://user:password@host:5432/amil`);
+  return raw;
+};
+
 /** An SMTP URL; never echoed, since it may carry a password. */
 export const smtpUrl: Parser<string> = (raw, name, problems) => {
   if (!/^smtps?:\/\/[^\s/]+(:\d+)?\/?(\?.*)?$/.test(raw))

@@ -18,6 +18,7 @@ import {
   list,
   oneOf,
   origin,
+  postgresUrl,
   redisUrl,
   ringgit,
   secret,
@@ -133,6 +134,12 @@ export const SETTINGS = {
   }),
   dataDir: DATA_DIR,
   databaseFile: derived([DATA_DIR], (dir) => path.join(dir, 'amil.db')),
+  /** Set: the store is PostgreSQL (several machines); unset: SQLite in DATA_DIR. */
+  databaseUrl: optional({
+    name: 'DATABASE_URL',
+    parse: postgresUrl,
+    doc: 'PostgreSQL store (`postgres://user:password@host:5432/amil`) shared by every web and worker process; unset keeps SQLite in DATA_DIR',
+  }),
   logLevel: variable({
     name: 'LOG_LEVEL',
     parse: oneOf(LOG_LEVELS),

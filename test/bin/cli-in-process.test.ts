@@ -94,6 +94,8 @@ test('buildProgram parses nothing when built, and --help prints to the given str
       'recon',
       'export-day',
       'replay',
+      'db',
+      'migrate-store',
     ],
   );
   assert.equal(out.text(), '', 'building printed nothing');

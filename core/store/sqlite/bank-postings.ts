@@ -2,6 +2,7 @@ import type { Db } from './db.ts';
 import { newId } from '../../ids.ts';
 import { NORMALISE_QUEUE, normaliseJobId } from '../../queues.ts';
 import { outboxWriter } from './outbox.ts';
+import { transitionRefusal } from '../posting-transitions.ts';
 import type {
   BankPostingsRepository,
   IngestBatchInput,
@@ -284,24 +285,4 @@ export function sqliteBankPostings(db: Db): BankPostingsRepository {
       };
     },
   };
-}
-
-/**
- * Why an incoming version may not replace the stored one, or undefined when it may: only a `pending`
- * posting may move, only to `success` or `failed` (spec section 3), and nothing but `status` and `time`
- * may change with it.
- */
-function transitionRefusal(current: CurrentPosting, incoming: PreparedRecord): string | undefined {
-  if (current.status !== 'pending') return `stored status is ${current.status}, which is final`;
-  if (incoming.status === 'pending') return 'a pending posting was resent with different details';
-  if (identityOf(current.record) !== identityOf(incoming.canonical)) {
-    return `status ${current.status} -> ${incoming.status} also changes fields other than status and time`;
-  }
-  return undefined;
-}
-
-/** Canonical JSON of a record without `status` and `time`: what must not change in an update. */
-function identityOf(canonicalRecord: string): string {
-  const { status: _status, time: _time, ...rest } = JSON.parse(canonicalRecord) as Record<string, unknown>;
-  return JSON.stringify(rest);
 }

@@ -18,6 +18,18 @@ export function outboxWriter(db: Db) {
 /** The runtimes' view of the outbox. */
 export function sqliteOutbox(db: Db): OutboxRepository {
   const write = outboxWriter(db);
+  const selectPending = db.prepare<[string, number], OutboxRow>(
+    `SELECT id, queue, jobId, payload, attempts FROM (
+       SELECT id, queue, job_id AS jobId, payload, attempts,
+         row_number() OVER (PARTITION BY queue ORDER BY id) AS nth
+       FROM outbox
+       WHERE sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= ?))
+     WHERE nth <= ? ORDER BY id`,
+  );
+  const markOne = db.prepare<[string, number]>(
+    'UPDATE outbox SET sent_at = ?, last_error = NULL WHERE id = ?',
+  );
+  let handing: Promise<unknown> = Promise.resolve();
   return {
     /** Adds a job on its own (a scheduled run); a job id already in the outbox is ignored. */
     async enqueue(queue: string, jobId: string, payload: unknown, now: Date): Promise<void> {
@@ -39,6 +51,23 @@ export function sqliteOutbox(db: Db): OutboxRepository {
            WHERE nth <= ? ORDER BY id`,
         )
         .all(now.toISOString(), limitPerQueue);
+    },
+
+    async handOver(limitPerQueue, now, send) {
+      // One hand-over at a time in this process: two relays of one process never read the same rows. The
+      // rows stay pending while Redis is asked (a Redis that is down leaves them visibly waiting). Workers
+      // on one host sharing the file may still both add a row; BullMQ's job id keeps that to one job.
+      const run = handing.then(async () => {
+        const rows = selectPending.all(now.toISOString(), limitPerQueue);
+        if (rows.length === 0) return 0;
+        await send(rows);
+        db.transaction(() => {
+          for (const row of rows) markOne.run(now.toISOString(), row.id);
+        }).immediate();
+        return rows.length;
+      });
+      handing = run.catch(() => undefined);
+      return run;
     },
 
     async markSentMany(ids: readonly number[], now: Date): Promise<void> {

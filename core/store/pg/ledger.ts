@@ -1,0 +1,101 @@
+/**
+ * Normalised versions and the per-agency ledger on PostgreSQL (the SQLite twin: ../pipeline.ts). A batch's
+ * normalised rows go in with one statement (a JSON array expanded by json_to_recordset), not one round trip
+ * per row.
+ */
+import { businessDate } from '../../time.ts';
+import { TEST_SINK, type BatchVersion, type LedgerEntry, type LedgerRepository } from '../ledger.ts';
+import { writeOutbox } from './outbox.ts';
+import { statement, type PgDb } from './pool.ts';
+
+const BATCH_VERSIONS = statement(
+  // Version 1 lives in the posting row until the posting first changes, then in the history.
+  `SELECT v.posting_id AS "postingId", v.version, v.record, v.received_at AS "receivedAt",
+     p.business_date AS "businessDate", p.route, p.agency_code AS "agencyCode"
+   FROM bank_posting_versions v JOIN bank_postings p ON p.id = v.posting_id
+   WHERE v.batch_id = $1
+   UNION ALL
+   SELECT id, 1, record, created_at, business_date, route, agency_code
+   FROM bank_postings WHERE first_batch_id = $1 AND version = 1
+   ORDER BY 1, 2`,
+);
+
+const INSERT_NORMALISED = statement(
+  `INSERT INTO normalised_postings (posting_id, version, batch_id, sink, orderno, bank_agency, status, amount_sen,
+     name, email, time_utc, business_date, received_date, zakat_name, ic_no, phone, state, type_raw, type, year,
+     address, postcode, city, zakat_amount_sen, rate_sen, dependants, exceptions, normalised_at, data_email)
+   SELECT "postingId", version, "batchId", sink, orderno, "bankAgency", status, "amountSen", name, email,
+     "timeUtc", "businessDate", "receivedDate", "zakatName", "icNo", phone, state, "typeRaw", type, year,
+     address, postcode, city, "zakatAmountSen", "rateSen", dependants, exceptions, $2, "dataEmail"
+   FROM json_to_recordset($1::json) AS r ("postingId" bigint, version integer, "batchId" text, sink text,
+     orderno text, "bankAgency" text, status text, "amountSen" bigint, name text, email text,
+     "timeUtc" timestamptz, "businessDate" text, "receivedDate" text, "zakatName" text, "icNo" text,
+     phone text, state text, "typeRaw" text, type text, year text, address text, postcode text, city text,
+     "zakatAmountSen" bigint, "rateSen" bigint, dependants integer, exceptions text, "dataEmail" text)
+   ON CONFLICT (posting_id, version) DO NOTHING`,
+);
+
+// A version received on a later day than its posting's business day is an adjustment of that day.
+const APPEND_FROM_BATCH = statement(
+  `INSERT INTO ledger_entries (sink, posting_id, version, business_date, received_date, is_adjustment, status,
+     amount_sen, exceptions, created_at, received_at)
+   SELECT sink, posting_id, version, n.business_date, received_date,
+     (received_date > n.business_date)::integer, status, amount_sen, exceptions, $3, b.received_at
+   FROM normalised_postings n JOIN webhook_batches b ON b.id = n.batch_id
+   WHERE n.batch_id = $1 AND sink = $2
+   ON CONFLICT (sink, posting_id, version) DO NOTHING`,
+);
+
+const LEDGER = statement(
+  `SELECT sink, posting_id AS "postingId", version, business_date AS "businessDate",
+     received_date AS "receivedDate", is_adjustment AS "isAdjustment", status, amount_sen AS "amountSen",
+     exceptions
+   FROM ledger_entries WHERE sink = $1 AND ($2::text IS NULL OR business_date = $2)
+   ORDER BY posting_id, version`,
+);
+
+/** The ledger repository (what the pipeline reads and writes) over a PostgreSQL pool. */
+export function pgLedger(db: PgDb): LedgerRepository {
+  return {
+    async batchVersions(batchId) {
+      const rows = await db.rows<
+        Omit<BatchVersion, 'sink' | 'receivedDate'> & {
+          receivedAt: string;
+          route: string;
+          agencyCode: string | null;
+        }
+      >(BATCH_VERSIONS, [batchId]);
+      return rows.map(({ receivedAt, route, agencyCode, ...row }) => ({
+        ...row,
+        receivedDate: businessDate(new Date(receivedAt)),
+        sink: route === 'test' || agencyCode === null ? TEST_SINK : agencyCode,
+      }));
+    },
+
+    async saveNormalised(rows, jobs, now) {
+      const at = now.toISOString();
+      const json = JSON.stringify(
+        rows.map((row) => ({ ...row, exceptions: JSON.stringify(row.exceptions) })),
+      );
+      await db.transaction(async (tx) => {
+        if (rows.length > 0) await tx.run(INSERT_NORMALISED, [json, at]);
+        for (const job of jobs) await writeOutbox(tx, job.queue, job.jobId, job.payload, at);
+      });
+    },
+
+    async appendFromBatch(batchId, sink, now) {
+      await db.run(APPEND_FROM_BATCH, [batchId, sink, now.toISOString()]);
+    },
+
+    async entries(sink, day) {
+      const rows = await db.rows<
+        Omit<LedgerEntry, 'isAdjustment' | 'exceptions'> & { isAdjustment: number; exceptions: string }
+      >(LEDGER, [sink, day ?? null]);
+      return rows.map((row) => ({
+        ...row,
+        isAdjustment: row.isAdjustment === 1,
+        exceptions: JSON.parse(row.exceptions) as string[],
+      }));
+    },
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * The transactional outbox on PostgreSQL (the SQLite twin: ../outbox.ts). Relays on several machines hand
+ * rows over through `handOver()`, which locks the rows it takes with FOR UPDATE SKIP LOCKED until they are
+ * marked sent: two relays never hand over the same row.
+ */
+import type { OutboxRepository, OutboxRow, QueueStats } from '../outbox.ts';
+import { statement, type PgDb, type Queryable } from './pool.ts';
+
+const INSERT = statement(
+  `INSERT INTO outbox (queue, job_id, payload, created_at, next_try_at) VALUES ($1, $2, $3, $4, $5)
+   ON CONFLICT (job_id) DO NOTHING`,
+);
+
+/** Writes an outbox row inside the caller's transaction; a repeated job id is ignored (idempotent). */
+export async function writeOutbox(
+  tx: Queryable,
+  queue: string,
+  jobId: string,
+  payload: unknown,
+  at: string,
+  notBefore?: string,
+): Promise<void> {
+  await tx.run(INSERT, [queue, jobId, JSON.stringify(payload), at, notBefore ?? null]);
+}
+
+const ROW = `id, queue, job_id AS "jobId", payload, attempts`;
+// Oldest first, at most $2 of each queue (one queue's backlog never hides another's work).
+const WAITING = `SELECT id FROM (
+    SELECT id, row_number() OVER (PARTITION BY queue ORDER BY id) AS nth FROM outbox
+    WHERE sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= $1)) w
+  WHERE nth <= $2`;
+const PENDING = statement(`SELECT ${ROW} FROM outbox WHERE id IN (${WAITING}) ORDER BY id`);
+// The conditions again on the locked row: a row another relay sent since this statement began is re-read
+// after its lock is released, and dropped.
+const CLAIM = statement(
+  `SELECT ${ROW} FROM outbox WHERE id IN (${WAITING})
+     AND sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= $1)
+   ORDER BY id FOR UPDATE SKIP LOCKED`,
+);
+const MARK_SENT = statement('UPDATE outbox SET sent_at = $1, last_error = NULL WHERE id = ANY($2::bigint[])');
+
+/** The outbox repository over a PostgreSQL pool. */
+export function pgOutbox(db: PgDb): OutboxRepository {
+  return {
+    async enqueue(queue, jobId, payload, now) {
+      await writeOutbox(db, queue, jobId, payload, now.toISOString());
+    },
+
+    async pending(limitPerQueue, now) {
+      return db.rows<OutboxRow>(PENDING, [now.toISOString(), limitPerQueue]);
+    },
+
+    async handOver(limitPerQueue, now, send) {
+      return db.transaction(async (tx) => {
+        const rows = await tx.rows<OutboxRow>(CLAIM, [now.toISOString(), limitPerQueue]);
+        if (rows.length === 0) return 0;
+        await send(rows);
+        await tx.run(MARK_SENT, [now.toISOString(), rows.map((r) => r.id)]);
+        return rows.length;
+      });
+    },
+
+    async markSentMany(ids, now) {
+      await db.run(MARK_SENT, [now.toISOString(), [...ids]]);
+    },
+
+    async markSent(id, now) {
+      await db.run('UPDATE outbox SET sent_at = $1, done_at = $1, last_error = NULL WHERE id = $2', [
+        now.toISOString(),
+        id,
+      ]);
+    },
+
+    async markDone(jobId, now) {
+      await db.run('UPDATE outbox SET done_at = $1 WHERE job_id = $2 AND done_at IS NULL', [
+        now.toISOString(),
+        jobId,
+      ]);
+    },
+
+    async markFailedForGood(jobId, error, now) {
+      await db.run(
+        'UPDATE outbox SET failed_at = $1, last_error = $2 WHERE job_id = $3 AND done_at IS NULL',
+        [now.toISOString(), error.slice(0, 2000), jobId],
+      );
+    },
+
+    async unfinished(before, limit) {
+      return db.rows<OutboxRow>(
+        `SELECT ${ROW} FROM outbox
+         WHERE sent_at IS NOT NULL AND done_at IS NULL AND failed_at IS NULL AND sent_at <= $1
+         ORDER BY sent_at LIMIT $2`,
+        [before.toISOString(), limit],
+      );
+    },
+
+    async markAttemptFailed(id, error, now, retryAt, failed = retryAt === undefined) {
+      await db.run(
+        `UPDATE outbox SET attempts = attempts + 1, last_error = $1, next_try_at = $2, failed_at = $3
+         WHERE id = $4`,
+        [error.slice(0, 2000), retryAt?.toISOString() ?? null, failed ? now.toISOString() : null, id],
+      );
+    },
+
+    async redriveDue(now) {
+      return db.run(
+        `UPDATE outbox SET failed_at = NULL
+         WHERE failed_at IS NOT NULL AND next_try_at IS NOT NULL AND next_try_at <= $1 AND sent_at IS NULL`,
+        [now.toISOString()],
+      );
+    },
+
+    async retryFailed(queue) {
+      return db.run(
+        `UPDATE outbox SET failed_at = NULL, next_try_at = NULL, attempts = 0
+         WHERE failed_at IS NOT NULL AND ($1::text IS NULL OR queue = $1)`,
+        [queue ?? null],
+      );
+    },
+
+    async failed() {
+      return db.rows<OutboxRow & { lastError: string | null; failedAt: string }>(
+        `SELECT ${ROW}, last_error AS "lastError", failed_at AS "failedAt"
+         FROM outbox WHERE failed_at IS NOT NULL ORDER BY id`,
+      );
+    },
+
+    async stats() {
+      return db.rows<QueueStats>(
+        `SELECT queue,
+           count(*) FILTER (WHERE sent_at IS NULL AND failed_at IS NULL) AS waiting,
+           count(*) FILTER (WHERE failed_at IS NOT NULL) AS failed,
+           count(*) FILTER (WHERE sent_at IS NOT NULL) AS sent,
+           count(*) FILTER (WHERE sent_at IS NOT NULL AND done_at IS NULL AND failed_at IS NULL) AS unfinished
+         FROM outbox GROUP BY queue ORDER BY queue`,
+      );
+    },
+  };
+}

@@ -1,0 +1,222 @@
+/**
+ * The PostgreSQL connection of a process (node-postgres): one pool from DATABASE_URL, statements prepared
+ * once per connection by name, transactions that retry serialization failures, and values read back in the
+ * shapes the SQLite store returns (integer sen as numbers, instants as `toISOString()` strings).
+ */
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import Cursor from 'pg-cursor';
+
+/** Integer and timestamp OIDs (pg_type) whose text form we parse ourselves. */
+const OID = { int8: 20, numeric: 1700, date: 1082, timestamptz: 1184, timestamp: 1114 } as const;
+
+/** int8 (bigint: sen, ids, counts) as a number; a value a double cannot hold exactly is an error, never rounded. */
+export function parseInt8(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value))
+    throw new RangeError(`integer ${text} from PostgreSQL is beyond Number.MAX_SAFE_INTEGER`);
+  return value;
+}
+
+/** numeric (what sum() of a bigint returns) as a number, under the same rule when it is an integer. */
+function parseNumeric(text: string): number {
+  return /^-?\d+$/.test(text) ? parseInt8(text) : Number(text);
+}
+
+const defaultTimestamptz = pg.types.getTypeParser(OID.timestamptz, 'text') as (text: string) => Date;
+
+/** timestamptz as the exact string SQLite holds: `new Date(...).toISOString()`, UTC, milliseconds. */
+function parseTimestamptz(text: string): string {
+  return defaultTimestamptz(text).toISOString();
+}
+
+/** The value parsers of amil's pools (per pool, so another pg user in the process keeps its own). */
+export const pgTypes: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary'): ((value: string) => unknown) => {
+    if (format === 'binary') return pg.types.getTypeParser(oid, 'binary') as (value: string) => unknown;
+    switch (oid) {
+      case OID.int8:
+        return parseInt8;
+      case OID.numeric:
+        return parseNumeric;
+      case OID.timestamptz:
+        return parseTimestamptz;
+      // Business dates are text columns; a computed date stays its 'YYYY-MM-DD' text, never a local Date.
+      case OID.date:
+      case OID.timestamp:
+        return (text: string) => text;
+      default:
+        return pg.types.getTypeParser(oid, 'text') as (value: string) => unknown;
+    }
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** A statement prepared once per connection under a name derived from its text. */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/**
+ * Names a statement after its text, so the same text is prepared once per connection and two texts never
+ * share a name (node-postgres refuses a name reused with another text).
+ */
+export function statement(text: string): Statement {
+  return { name: `amil_${createHash('sha256').update(text).digest('hex').slice(0, 20)}`, text };
+}
+
+/** What runs queries: the pool (each query on any connection) or one transaction's connection. */
+export interface Queryable {
+  /** The rows of a statement (prepared by name) or of plain text. */
+  rows<R>(sql: Statement | string, values?: readonly unknown[]): Promise<R[]>;
+  /** The first row, or undefined. */
+  row<R>(sql: Statement | string, values?: readonly unknown[]): Promise<R | undefined>;
+  /** Runs a statement; the number of rows it touched. */
+  run(sql: Statement | string, values?: readonly unknown[]): Promise<number>;
+}
+
+/** One transaction's connection; it can also stream a large result in pieces. */
+export interface PgTx extends Queryable {
+  /** The rows of a query, `batch` at a time, through a cursor (memory stays flat). */
+  cursor<R>(text: string, values: readonly unknown[], batch: number): AsyncIterable<R[]>;
+}
+
+export type Isolation = 'read committed' | 'repeatable read' | 'serializable';
+
+export interface TransactionOptions {
+  isolation?: Isolation;
+  readOnly?: boolean;
+  /** Attempts in all when PostgreSQL reports a serialization failure or a deadlock (default 5). */
+  attempts?: number;
+}
+
+export interface PgDb extends Queryable {
+  readonly pool: pg.Pool;
+  /**
+   * Runs `fn` in one transaction and commits; rolls back on any error. A serialization failure or deadlock
+   * (at any statement or the commit) runs `fn` again from the start, so `fn` must do nothing but queries
+   * before it returns.
+   */
+  transaction<T>(fn: (tx: PgTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface PgPoolOptions {
+  /** Most connections of this process (default 10). */
+  max?: number;
+  /** Told every error of an idle connection (a restarted server): the pool replaces it. */
+  onIdleError?: (err: Error) => void;
+}
+
+/** SQLSTATEs after which the same transaction may succeed if run again. */
+const RETRYABLE = new Set(['40001', '40P01']);
+
+/** Whether an error is a serialization failure or deadlock that a retry may clear. */
+export function isRetryable(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && err.code !== undefined && RETRYABLE.has(err.code);
+}
+
+function toConfig(sql: Statement | string, values: readonly unknown[] | undefined): pg.QueryConfig {
+  const text = typeof sql === 'string' ? sql : sql.text;
+  return {
+    text,
+    ...(typeof sql !== 'string' && { name: sql.name }),
+    ...(values !== undefined && { values: values as unknown[] }),
+  };
+}
+
+function queryable(client: pg.Pool | pg.PoolClient): Queryable {
+  const rows = async <R>(sql: Statement | string, values?: readonly unknown[]): Promise<R[]> =>
+    (await client.query<pg.QueryResultRow & R>(toConfig(sql, values))).rows;
+  return {
+    rows,
+    row: async <R>(sql: Statement | string, values?: readonly unknown[]) => (await rows<R>(sql, values))[0],
+    run: async (sql, values) => (await client.query(toConfig(sql, values))).rowCount ?? 0,
+  };
+}
+
+async function* readCursor<R>(
+  client: pg.PoolClient,
+  text: string,
+  values: readonly unknown[],
+  batch: number,
+): AsyncIterable<R[]> {
+  const cursor = client.query(new Cursor<R>(text, values as unknown[], { types: pgTypes }));
+  try {
+    for (;;) {
+      const rows = await cursor.read(batch);
+      if (rows.length === 0) return;
+      yield rows;
+    }
+  } finally {
+    await cursor.close();
+  }
+}
+
+/** Opens the pool of `url` (postgres://user:password@host:5432/db); connections are made on first use. */
+export function openPgPool(url: string, options: PgPoolOptions = {}): PgDb {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    types: pgTypes,
+    application_name: 'amil',
+    // UTC sessions: what a timestamptz prints as, and what date arithmetic in SQL means, never depend on
+    // the server's or the role's TimeZone.
+    options: '-c TimeZone=UTC',
+  });
+  pool.on('error', (err) => options.onIdleError?.(err));
+
+  const transaction = async <T>(
+    fn: (tx: PgTx) => Promise<T>,
+    txOptions: TransactionOptions = {},
+  ): Promise<T> => {
+    const begin = `BEGIN ISOLATION LEVEL ${(txOptions.isolation ?? 'read committed').toUpperCase()}${
+      txOptions.readOnly ? ' READ ONLY' : ''
+    }`;
+    const attempts = txOptions.attempts ?? 5;
+    for (let attempt = 1; ; attempt += 1) {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query(begin);
+        const tx: PgTx = {
+          ...queryable(client),
+          cursor: (text, values, batch) => readCursor(client, text, values, batch),
+        };
+        const result = await fn(tx);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          // The connection itself failed: it is not handed back to the pool.
+          broken = true;
+        }
+        if (attempt >= attempts || !isRetryable(err)) throw err;
+      } finally {
+        client.release(broken);
+      }
+      // Jittered, growing pauses: two transactions that collided should not collide again at once.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+    }
+  };
+
+  return {
+    pool,
+    ...queryable(pool),
+    transaction,
+    close: () => pool.end(),
+  };
+}
+
+/** The URL with its password hidden, for logs and `amil db status`. */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+}

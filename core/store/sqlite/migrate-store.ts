@@ -1,0 +1,177 @@
+/**
+ * Moves an embedded installation (one SQLite file) into an empty PostgreSQL database, keeping every row
+ * and id, in one PostgreSQL transaction that commits only when each table's row count and checksum read
+ * back from PostgreSQL equal SQLite's. What `amil migrate-store` runs (docs/deployment.md).
+ */
+import { createHash } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { sqliteMigrationStatus } from './migration-status.ts';
+import { migratePg } from '../pg/migrate.ts';
+import { openPgPool, type PgTx } from '../pg/pool.ts';
+
+/** One table copied: its rows and the SHA-256 of its rows in key order, on each side. */
+export interface TableCopy {
+  table: string;
+  rows: number;
+  checksum: string;
+  targetRows: number;
+  targetChecksum: string;
+}
+
+interface Column {
+  name: string;
+  type: string;
+  pk: number;
+}
+
+/**
+ * Tables PostgreSQL fills itself as rows are copied (the payments' triggers keep the day counts): copied
+ * last, over what the triggers wrote, so they hold exactly the source's rows (a count moved to zero too).
+ */
+const DERIVED = ['payment_day_counts'];
+/** Rows per INSERT: well under PostgreSQL's 65,535 parameters for the widest table. */
+const ROWS_PER_INSERT = 500;
+
+function tablesInOrder(db: Database.Database): string[] {
+  const names = db
+    .prepare<[], { name: string }>(
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
+         AND name <> 'schema_migrations' ORDER BY name`,
+    )
+    .all()
+    .map((r) => r.name);
+  // Parents before children, so every foreign key finds its row.
+  const ordered: string[] = [];
+  const visit = (name: string, path: Set<string>) => {
+    if (ordered.includes(name) || path.has(name)) return;
+    path.add(name);
+    for (const fk of db.prepare<[], { table: string }>(`PRAGMA foreign_key_list(${name})`).all())
+      if (fk.table !== name) visit(fk.table, path);
+    ordered.push(name);
+  };
+  for (const name of names) visit(name, new Set());
+  return [...ordered.filter((t) => !DERIVED.includes(t)), ...DERIVED.filter((t) => ordered.includes(t))];
+}
+
+/** One row as canonical text for the checksum: instants and text compare as strings, blobs as hex. */
+function rowDigest(columns: readonly Column[], row: Record<string, unknown>): string {
+  return JSON.stringify(
+    columns.map((c) => {
+      const value = row[c.name];
+      if (Buffer.isBuffer(value)) return `x${value.toString('hex')}`;
+      // SQLite's heartbeat holds '' until the first beat; PostgreSQL holds NULL there.
+      return value === '' && c.name === 'at' ? null : (value ?? null);
+    }),
+  );
+}
+
+function orderBy(columns: readonly Column[]): string {
+  const key = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk);
+  return (key.length > 0 ? key : columns).map((c) => c.name).join(', ');
+}
+
+async function copyTable(
+  sqlite: Database.Database,
+  tx: PgTx,
+  table: string,
+): Promise<Omit<TableCopy, 'targetRows' | 'targetChecksum'>> {
+  const columns = sqlite.prepare<[], Column>(`PRAGMA table_info(${table})`).all();
+  const names = columns.map((c) => c.name);
+  const hash = createHash('sha256');
+  let rows = 0;
+  let chunk: unknown[][] = [];
+  const flush = async () => {
+    if (chunk.length === 0) return;
+    const values = chunk.map(
+      (_, r) => `(${names.map((__, c) => `$${r * names.length + c + 1}`).join(', ')})`,
+    );
+    await tx.run(`INSERT INTO ${table} (${names.join(', ')}) VALUES ${values.join(', ')}`, chunk.flat());
+    chunk = [];
+  };
+  const select = sqlite.prepare<[], Record<string, unknown>>(
+    `SELECT ${names.join(', ')} FROM ${table} ORDER BY ${orderBy(columns)}`,
+  );
+  for (const row of select.iterate()) {
+    hash.update(`${rowDigest(columns, row)}\n`);
+    rows += 1;
+    chunk.push(
+      columns.map((c) => {
+        const value = row[c.name];
+        return value === '' && table === 'health_heartbeat' && c.name === 'at' ? null : value;
+      }),
+    );
+    if (chunk.length >= ROWS_PER_INSERT) await flush();
+  }
+  await flush();
+  return { table, rows, checksum: hash.digest('hex') };
+}
+
+async function readBack(
+  tx: PgTx,
+  table: string,
+  columns: readonly Column[],
+): Promise<{ rows: number; checksum: string }> {
+  const hash = createHash('sha256');
+  let rows = 0;
+  const sql = `SELECT ${columns.map((c) => c.name).join(', ')} FROM ${table} ORDER BY ${orderBy(columns)}`;
+  for await (const batch of tx.cursor<Record<string, unknown>>(sql, [], 1000)) {
+    for (const row of batch) hash.update(`${rowDigest(columns, row)}\n`);
+    rows += batch.length;
+  }
+  return { rows, checksum: hash.digest('hex') };
+}
+
+/**
+ * Copies the SQLite store at `file` into the PostgreSQL database at `url` (migrated first, and required
+ * empty). Resolves with every table's counts and checksums once committed; rejects, committing nothing,
+ * when the source is not fully migrated, the target holds data, or any table reads back different.
+ */
+export async function migrateStore(file: string, url: string): Promise<TableCopy[]> {
+  const pending = sqliteMigrationStatus(file).filter((m) => !m.appliedAt);
+  if (pending.length > 0)
+    throw new Error(
+      `${file} has ${pending.length} SQLite migrations pending (${pending[0]?.name}...): run amil db migrate on it first`,
+    );
+  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  const pg = openPgPool(url, { max: 2 });
+  try {
+    await migratePg(pg);
+    const tables = tablesInOrder(sqlite);
+    return await pg.transaction(
+      async (tx) => {
+        for (const table of tables) {
+          if (table === 'health_heartbeat') continue;
+          const found = await tx.row(`SELECT 1 FROM ${table} LIMIT 1`);
+          if (found) throw new Error(`the target database is not empty (table ${table} has rows)`);
+        }
+        // The baseline's heartbeat row is replaced by the source's.
+        await tx.run('DELETE FROM health_heartbeat');
+        // DERIVED tables come last, after the rows that fill them.
+        const copies: TableCopy[] = [];
+        for (const table of tables) {
+          if (DERIVED.includes(table)) await tx.run(`DELETE FROM ${table}`);
+          const copied = await copyTable(sqlite, tx, table);
+          const columns = sqlite.prepare<[], Column>(`PRAGMA table_info(${table})`).all();
+          const back = await readBack(tx, table, columns);
+          copies.push({ ...copied, targetRows: back.rows, targetChecksum: back.checksum });
+          // Identity columns continue after the highest id copied, as SQLite's rowids would.
+          if (columns.some((c) => c.name === 'id' && c.pk === 1 && c.type === 'INTEGER'))
+            await tx.run(
+              `SELECT setval(pg_get_serial_sequence('${table}', 'id'), (SELECT max(id) FROM ${table}))
+               WHERE EXISTS (SELECT 1 FROM ${table}) AND pg_get_serial_sequence('${table}', 'id') IS NOT NULL`,
+            );
+        }
+        const differing = copies.filter((c) => c.rows !== c.targetRows || c.checksum !== c.targetChecksum);
+        if (differing.length > 0)
+          throw new Error(
+            `PostgreSQL reads back differently for ${differing.map((c) => c.table).join(', ')}: nothing was committed`,
+          );
+        return copies;
+      },
+      { isolation: 'serializable' },
+    );
+  } finally {
+    sqlite.close();
+    await pg.close();
+  }
+}

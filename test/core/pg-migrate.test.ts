@@ -1,0 +1,270 @@
+/**
+ * PostgreSQL migrations: applied once however many processes start together, listed by `amil db status`,
+ * and a baseline that matches what SQLite's migrations build (tables, columns, types, keys).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import type Database from 'better-sqlite3';
+import { loadConfig } from '../../core/config.ts';
+import { openDatabase } from '../../core/store/sqlite/db.ts';
+import { pgMigrationFiles } from '../../core/store/pg/migrate.ts';
+import { openPgPool, type PgDb } from '../../core/store/pg/pool.ts';
+import { runProgram } from '../../bin/cli/program.ts';
+import { runCli } from '../bin/processes.ts';
+import { tempDir } from '../helpers.ts';
+import { startPostgres, type TestPostgres } from '../support/postgres.ts';
+
+let server: TestPostgres;
+before(async () => {
+  server = await startPostgres();
+});
+after(() => server.stop());
+
+/** Runs `amil <args>` in this process over `env`; what it printed and its exit code. */
+async function amil(args: string[], env: Record<string, string>) {
+  let stdout = '';
+  let stderr = '';
+  const sink = (write: (s: string) => void) =>
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        write(chunk.toString());
+        done();
+      },
+    });
+  const code = await runProgram(args, {
+    from: 'user',
+    openDeps: () => assert.fail('amil db must not open the store'),
+    loadConfig: () => loadConfig({ NODE_ENV: 'test', ...env }),
+    stdout: sink((s) => (stdout += s)),
+    stderr: sink((s) => (stderr += s)),
+  });
+  return { code, stdout, stderr };
+}
+
+async function withPool<T>(url: string, fn: (db: PgDb) => Promise<T>): Promise<T> {
+  const db = openPgPool(url);
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+test('ten processes migrating one fresh database at once apply each migration exactly once', async () => {
+  const url = await server.createTestDatabase();
+  const runs = await Promise.all(
+    Array.from({ length: 10 }, () => runCli(['db', 'migrate'], { DATABASE_URL: url, NODE_ENV: 'test' })),
+  );
+  for (const run of runs) assert.equal(run.code, 0, run.stderr);
+  const appliedLines = runs.flatMap((run) => run.stdout.split('\n').filter((l) => l.startsWith('applied')));
+  const files = pgMigrationFiles();
+  assert.deepEqual(appliedLines.sort(), files.map((f) => `applied  ${f}`).sort());
+  assert.equal(runs.filter((run) => run.stdout.includes('Nothing to apply.')).length, 10 - 1);
+  const rows = await withPool(url, (db) => db.rows<{ name: string }>('SELECT name FROM schema_migrations'));
+  assert.deepEqual(
+    rows.map((r) => r.name),
+    files,
+  );
+});
+
+test('amil db status lists the migrations, pending then applied, without applying any', async () => {
+  const url = await server.createTestDatabase();
+  const before = await amil(['db', 'status'], { DATABASE_URL: url });
+  assert.equal(before.code, 0, before.stderr);
+  assert.match(before.stdout, new RegExp(`^postgresql ${url.replace(/[/.]/g, '\\$&')}\n`));
+  assert.match(before.stdout, /^pending {2}001_baseline\.sql$/m);
+  assert.match(before.stdout, /1 pending: run amil db migrate\./);
+  assert.equal(
+    await withPool(
+      url,
+      async (db) => (await db.row<{ t: string | null }>("SELECT to_regclass('payments')::text AS t"))?.t,
+    ),
+    null,
+  );
+
+  const migrated = await amil(['db', 'migrate'], { DATABASE_URL: url });
+  assert.equal(migrated.code, 0, migrated.stderr);
+  assert.match(migrated.stdout, /^applied {2}001_baseline\.sql$/m);
+
+  const status = await amil(['db', 'status', '--json'], { DATABASE_URL: url });
+  const parsed = JSON.parse(status.stdout) as {
+    engine: string;
+    migrations: { name: string; appliedAt?: string }[];
+  };
+  assert.equal(parsed.engine, 'postgresql');
+  assert.deepEqual(
+    parsed.migrations.map((m) => m.name),
+    pgMigrationFiles(),
+  );
+  for (const m of parsed.migrations)
+    assert.match(m.appliedAt ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.match((await amil(['db', 'status'], { DATABASE_URL: url })).stdout, /Up to date\.$/m);
+});
+
+test('amil db status never prints the database password', async () => {
+  const url = await server.createTestDatabase();
+  const withPassword = url.replace('amil@', 'amil:s3cret-pw@');
+  const result = await amil(['db', 'status'], { DATABASE_URL: withPassword });
+  assert.equal(result.code, 0, result.stderr);
+  assert.ok(!`${result.stdout}${result.stderr}`.includes('s3cret-pw'));
+  assert.match(result.stdout, /amil:\*\*\*@127\.0\.0\.1/);
+});
+
+test('a database that does not sort text by bytes is refused before anything is applied', async () => {
+  const url = await server.createTestDatabase();
+  const name = new URL(url).pathname.slice(1);
+  const other = `${name}_en`;
+  await withPool(url, (db) =>
+    db
+      .run(`CREATE DATABASE ${other} TEMPLATE template0 LC_COLLATE 'en_US.UTF-8' LC_CTYPE 'en_US.UTF-8'`)
+      .catch(() =>
+        // Without that locale installed, any collation but C shows the same refusal.
+        db.run(`CREATE DATABASE ${other} TEMPLATE template0 LC_COLLATE 'C.UTF-8' LC_CTYPE 'C.UTF-8'`),
+      ),
+  );
+  const result = await amil(['db', 'migrate'], { DATABASE_URL: url.replace(`/${name}`, `/${other}`) });
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /amil needs the C collation/);
+});
+
+/** One column as both engines describe it, in SQLite's words. */
+interface Column {
+  type: string;
+  notNull: boolean;
+}
+type Schema = Record<string, Record<string, Column>>;
+
+function sqliteSchema(db: Database.Database): { tables: Schema; keys: string[] } {
+  const tables: Schema = {};
+  const keys: string[] = [];
+  const names = db
+    .prepare<[], { name: string }>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )
+    .all();
+  for (const { name } of names) {
+    const columns = db
+      .prepare<[], { name: string; type: string; notnull: number; pk: number }>(`PRAGMA table_info(${name})`)
+      .all();
+    tables[name] = Object.fromEntries(
+      columns.map((c) => [c.name, { type: c.type, notNull: c.notnull === 1 || c.pk > 0 }]),
+    );
+    const pk = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk);
+    keys.push(`${name} (${pk.map((c) => c.name).join(', ')})`);
+    for (const index of db
+      .prepare<[], { name: string; unique: number; origin: string; partial: number }>(
+        `PRAGMA index_list(${name})`,
+      )
+      .all()) {
+      if (index.unique !== 1 || index.origin === 'pk') continue;
+      const cols = db
+        .prepare<[], { name: string }>(`PRAGMA index_info(${index.name})`)
+        .all()
+        .map((c) => c.name);
+      keys.push(`${name} (${cols.join(', ')})${index.partial ? ' partial' : ''}`);
+    }
+  }
+  return { tables, keys: keys.sort() };
+}
+
+/** SQLite's type for a PostgreSQL type: what a value of that column holds on the other engine. */
+const AS_SQLITE: Record<string, string> = {
+  text: 'TEXT',
+  'timestamp with time zone': 'TEXT',
+  bigint: 'INTEGER',
+  integer: 'INTEGER',
+  bytea: 'BLOB',
+};
+
+async function pgSchema(db: PgDb): Promise<{ tables: Schema; keys: string[] }> {
+  const columns = await db.rows<{ table: string; column: string; type: string; nullable: string }>(
+    `SELECT table_name AS table, column_name AS column, data_type AS type, is_nullable AS nullable
+     FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, ordinal_position`,
+  );
+  const tables: Schema = {};
+  for (const c of columns)
+    (tables[c.table] ??= {})[c.column] = { type: AS_SQLITE[c.type] ?? c.type, notNull: c.nullable === 'NO' };
+  const indexes = await db.rows<{ table: string; columns: string; partial: boolean }>(
+    `SELECT t.relname AS table, i.indpred IS NOT NULL AS partial,
+       (SELECT string_agg(a.attname, ', ' ORDER BY k.n) FROM unnest(i.indkey) WITH ORDINALITY k (attnum, n)
+        JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum) AS columns
+     FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid JOIN pg_namespace s ON s.oid = t.relnamespace
+     WHERE s.nspname = 'public' AND i.indisunique`,
+  );
+  return {
+    tables,
+    keys: indexes.map((i) => `${i.table} (${i.columns})${i.partial ? ' partial' : ''}`).sort(),
+  };
+}
+
+/** Every difference between the two schemas, in words; empty when they match. */
+function differences(sqlite: Schema, pg: Schema): string[] {
+  const found: string[] = [];
+  for (const [table, columns] of Object.entries(sqlite)) {
+    const other = pg[table];
+    if (!other) {
+      found.push(`table ${table} is missing in PostgreSQL`);
+      continue;
+    }
+    for (const [name, column] of Object.entries(columns)) {
+      const twin = other[name];
+      if (!twin) found.push(`column ${table}.${name} is missing in PostgreSQL`);
+      else if (twin.type !== column.type)
+        found.push(`${table}.${name} is ${column.type} in SQLite, ${twin.type} in PostgreSQL`);
+      // Only the heartbeat's time differs on purpose: NULL until the first beat, where SQLite holds ''.
+      else if (twin.notNull !== column.notNull && `${table}.${name}` !== 'health_heartbeat.at')
+        found.push(`${table}.${name} is ${column.notNull ? '' : 'not '}NOT NULL in SQLite only`);
+    }
+    for (const name of Object.keys(other))
+      if (!(name in columns)) found.push(`column ${table}.${name} is only in PostgreSQL`);
+  }
+  for (const table of Object.keys(pg))
+    if (!(table in sqlite)) found.push(`table ${table} is only in PostgreSQL`);
+  return found;
+}
+
+test('the PostgreSQL baseline has the tables, columns, types and unique keys SQLite migrations end with', async (t) => {
+  const sqlite = openDatabase(path.join(tempDir(t), 'amil.db'));
+  const expected = sqliteSchema(sqlite);
+  sqlite.close();
+  const url = await server.createTestDatabase();
+  assert.equal((await amil(['db', 'migrate'], { DATABASE_URL: url })).code, 0);
+  const actual = await withPool(url, pgSchema);
+  assert.deepEqual(differences(expected.tables, actual.tables), []);
+  // The keys that make every write idempotent: a batch posted twice, a callback queued twice.
+  assert.deepEqual(actual.keys, expected.keys);
+  assert.ok(actual.keys.includes('payments (agency_code, ref_no) partial'));
+  assert.ok(actual.keys.includes('bank_postings (partner_id, orderno)'));
+});
+
+test('the comparison fails when a SQLite migration adds a column or table PostgreSQL lacks', async (t) => {
+  const sqlite = openDatabase(path.join(tempDir(t), 'amil.db'));
+  sqlite.exec(`ALTER TABLE payments ADD COLUMN tip_sen INTEGER;
+    CREATE TABLE refunds (id INTEGER PRIMARY KEY, amount_sen INTEGER NOT NULL) STRICT`);
+  const expected = sqliteSchema(sqlite);
+  sqlite.close();
+  const url = await server.createTestDatabase();
+  assert.equal((await amil(['db', 'migrate'], { DATABASE_URL: url })).code, 0);
+  const actual = await withPool(url, pgSchema);
+  assert.deepEqual(differences(expected.tables, actual.tables), [
+    'column payments.tip_sen is missing in PostgreSQL',
+    'table refunds is missing in PostgreSQL',
+  ]);
+  assert.notDeepEqual(actual.keys, expected.keys);
+});
+
+test('sen are bigint and instants timestamptz in the baseline', async () => {
+  const url = await server.createTestDatabase();
+  assert.equal((await amil(['db', 'migrate'], { DATABASE_URL: url })).code, 0);
+  const columns = await withPool(url, (db) =>
+    db.rows<{ column: string; type: string }>(
+      `SELECT table_name || '.' || column_name AS column, data_type AS type FROM information_schema.columns
+       WHERE table_schema = 'public' AND (column_name LIKE '%\\_sen' OR column_name LIKE '%\\_at')`,
+    ),
+  );
+  assert.ok(columns.length > 40);
+  for (const { column, type } of columns)
+    assert.equal(type, column.endsWith('_sen') ? 'bigint' : 'timestamp with time zone', column);
+});

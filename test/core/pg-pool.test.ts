@@ -1,0 +1,189 @@
+/** The PostgreSQL connection (core/store/pg/pool.ts) on a real PostgreSQL 15 the test starts. */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { createDeps } from '../../core/bootstrap.ts';
+import { ConfigError, loadConfig } from '../../core/config.ts';
+import { createLogger } from '../../core/logger.ts';
+import { openPgStore } from '../../core/store/pg/index.ts';
+import { openPgPool, redactDatabaseUrl, statement, type PgDb } from '../../core/store/pg/pool.ts';
+import { startPostgres, type TestPostgres } from '../support/postgres.ts';
+
+let server: TestPostgres;
+let db: PgDb;
+
+before(async () => {
+  server = await startPostgres();
+  db = openPgPool(server.url);
+});
+after(async () => {
+  await db.close();
+  await server.stop();
+});
+
+test('DATABASE_URL selects PostgreSQL; unset keeps SQLite; a malformed one is refused without echoing it', () => {
+  assert.equal(loadConfig({}).databaseUrl, undefined);
+  const url = 'postgres://amil:s3cret-pw@db.example.my:5432/amil';
+  assert.equal(loadConfig({ DATABASE_URL: url }).databaseUrl, url);
+  assert.equal(loadConfig({ DATABASE_URL: 'postgresql://h/amil' }).databaseUrl, 'postgresql://h/amil');
+  assert.throws(
+    () => loadConfig({ DATABASE_URL: 'mysql://root:s3cret-pw@h/amil' }),
+    (err: unknown) =>
+      err instanceof ConfigError &&
+      /DATABASE_URL must look like postgres:\/\//.test(err.message) &&
+      !err.message.includes('s3cret-pw'),
+  );
+});
+
+test('the database password never reaches a log line or the printed URL', () => {
+  const lines: string[] = [];
+  const logger = createLogger(
+    'info',
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    }),
+  );
+  const url = 'postgres://amil:s3cret-pw@db.example.my:5432/amil';
+  logger.info({ databaseUrl: url, store: { connectionString: url } }, 'store opened');
+  assert.ok(!lines.join('').includes('s3cret-pw'), lines.join(''));
+  assert.equal(redactDatabaseUrl(url), 'postgres://amil:***@db.example.my:5432/amil');
+  assert.equal(redactDatabaseUrl('postgres://h/amil'), 'postgres://h/amil');
+});
+
+test('bigint sen reads back as an integer number, and one beyond 2^53 fails loudly instead of rounding', async () => {
+  const row = await db.row<{ sen: number; big: number; total: number }>(
+    'SELECT $1::bigint AS sen, $2::bigint AS big, sum(x) AS total FROM (VALUES ($1::bigint), ($2::bigint)) v (x)',
+    [3_000_000, Number.MAX_SAFE_INTEGER - 3_000_000],
+  );
+  assert.deepEqual(row, {
+    sen: 3_000_000,
+    big: Number.MAX_SAFE_INTEGER - 3_000_000,
+    total: Number.MAX_SAFE_INTEGER,
+  });
+  await assert.rejects(
+    db.row("SELECT '9007199254740993'::bigint AS sen"),
+    /9007199254740993 from PostgreSQL is beyond Number.MAX_SAFE_INTEGER/,
+  );
+  await assert.rejects(
+    db.row('SELECT sum(x) FROM (VALUES (9007199254740991::bigint), (2::bigint)) v (x)'),
+    /beyond/,
+  );
+});
+
+test('an instant reads back as the ISO string SQLite stores, whatever the server time zone', async () => {
+  const name = (await db.row<{ name: string }>('SELECT current_database() AS name'))?.name ?? '';
+  await db.run(`ALTER DATABASE ${name} SET timezone TO 'Asia/Kuala_Lumpur'`);
+  const fresh = openPgPool(server.url);
+  try {
+    const at = '2026-11-20T16:00:00.123Z';
+    const row = await fresh.row<{ at: string; day: string; kl: string }>(
+      "SELECT $1::timestamptz AS at, '2026-11-21'::date AS day, to_char($1::timestamptz, 'HH24') AS kl",
+      [at],
+    );
+    // The pool's sessions are UTC: SQL that formats an instant means the same on every server.
+    assert.deepEqual(row, { at, day: '2026-11-21', kl: '16' });
+  } finally {
+    await fresh.close();
+    await db.run(`ALTER DATABASE ${name} RESET timezone`);
+  }
+});
+
+test('a named statement is prepared once per connection and runs with new values', async () => {
+  const square = statement('SELECT $1::int * $1::int AS n');
+  assert.equal(square.name, statement('SELECT $1::int * $1::int AS n').name);
+  assert.notEqual(square.name, statement('SELECT $1::int + $1::int AS n').name);
+  const results = await Promise.all([3, 4, 5, 6].map((n) => db.row<{ n: number }>(square, [n])));
+  assert.deepEqual(
+    results.map((r) => r?.n),
+    [9, 16, 25, 36],
+  );
+  const prepared = await db.transaction((tx) =>
+    tx.rows<{ name: string }>('SELECT name FROM pg_prepared_statements WHERE name = $1', [square.name]),
+  );
+  assert.ok(prepared.length <= 1);
+});
+
+test('a transaction commits all or nothing', async () => {
+  await db.run('CREATE TABLE tx_items (id int PRIMARY KEY)');
+  await assert.rejects(
+    db.transaction(async (tx) => {
+      await tx.run('INSERT INTO tx_items VALUES (1)');
+      await tx.run('INSERT INTO tx_items VALUES (1)');
+    }),
+    /duplicate key/,
+  );
+  assert.deepEqual(await db.rows('SELECT id FROM tx_items'), []);
+  await db.transaction(async (tx) => {
+    await tx.run('INSERT INTO tx_items VALUES (1)');
+    await tx.run('INSERT INTO tx_items VALUES (2)');
+  });
+  assert.deepEqual(await db.rows('SELECT id FROM tx_items ORDER BY id'), [{ id: 1 }, { id: 2 }]);
+});
+
+test('serializable transactions that collide are run again until both commit, each counted once', async () => {
+  await db.run('CREATE TABLE tx_counter (id int PRIMARY KEY, n int NOT NULL)');
+  await db.run('INSERT INTO tx_counter VALUES (1, 0)');
+  let runs = 0;
+  // Each reads, waits for the other to read, then writes: without a retry one of them fails with 40001.
+  let arrived = 0;
+  let release: () => void = () => undefined;
+  const bothRead = new Promise<void>((resolve) => (release = resolve));
+  const increment = () =>
+    db.transaction(
+      async (tx) => {
+        runs += 1;
+        const row = await tx.row<{ n: number }>('SELECT n FROM tx_counter WHERE id = 1');
+        arrived += 1;
+        if (arrived === 2) release();
+        await Promise.race([bothRead, new Promise((r) => setTimeout(r, 500))]);
+        await tx.run('UPDATE tx_counter SET n = $1 WHERE id = 1', [(row?.n ?? 0) + 1]);
+      },
+      { isolation: 'serializable' },
+    );
+  await Promise.all([increment(), increment()]);
+  assert.deepEqual(await db.row('SELECT n FROM tx_counter WHERE id = 1'), { n: 2 });
+  assert.ok(runs >= 3, `one transaction ran again (runs: ${runs})`);
+});
+
+test('a cursor streams a large result in pieces', async () => {
+  const pieces = await db.transaction(async (tx) => {
+    const sizes: number[] = [];
+    let total = 0;
+    for await (const rows of tx.cursor<{ n: number; at: string }>(
+      "SELECT n::bigint AS n, timestamptz '2026-11-20T00:00:00Z' + n * interval '1 ms' AS at FROM generate_series(1, $1) n",
+      [2500],
+      1000,
+    )) {
+      sizes.push(rows.length);
+      for (const row of rows) total += row.n;
+      assert.equal(typeof rows[0]?.at, 'string');
+    }
+    return { sizes, total };
+  });
+  assert.deepEqual(pieces, { sizes: [1000, 1000, 500], total: (2500 * 2501) / 2 });
+});
+
+test('a process given DATABASE_URL never falls back to SQLite silently', () => {
+  assert.throws(
+    () => createDeps({ NODE_ENV: 'test', DATA_DIR: '/nonexistent/amil', DATABASE_URL: server.url }),
+    (err: unknown) => err instanceof ConfigError && /DATABASE_URL/.test(err.message),
+  );
+});
+
+test('the PostgreSQL store migrates as it opens, and a repository it does not have yet rejects, naming it', async () => {
+  const store = openPgStore(await server.createTestDatabase());
+  try {
+    await store.ping();
+    assert.deepEqual(await store.partners.list(), []);
+    assert.ok(store.incomplete.includes('orders'));
+    await assert.rejects(
+      store.orders.order('ORD-1'),
+      /store\.orders\.order has no PostgreSQL implementation yet/,
+    );
+  } finally {
+    await store.close();
+  }
+});

@@ -1,0 +1,72 @@
+/**
+ * Runs a test on both store engines: SQLite in a temporary file, and PostgreSQL in a database of its own
+ * on one server per test file (started with the first PostgreSQL test, stopped after the file's last).
+ * The same assertions hold on both: that is the contract of the repository interfaces.
+ */
+import { after, test, type TestContext } from 'node:test';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { openStore, type Store } from '../../core/store/index.ts';
+import { openPgStore } from '../../core/store/pg/index.ts';
+import { openPgPool } from '../../core/store/pg/pool.ts';
+import { onCleanup, tempDir } from '../helpers.ts';
+import { startPostgres, type TestPostgres } from './postgres.ts';
+
+export type Engine = 'sqlite' | 'postgresql';
+
+/** The repositories a test gets, the same interfaces on either engine. */
+export interface EngineStore extends Pick<
+  Store,
+  'partners' | 'agencies' | 'anomalies' | 'bankPostings' | 'outbox' | 'ledger'
+> {
+  engine: Engine;
+  /** Runs SQL straight on the engine, for what no repository reads (a test's own check). */
+  sql<R>(text: string): Promise<R[]>;
+}
+
+let server: Promise<TestPostgres> | undefined;
+after(async () => {
+  if (server) await (await server).stop();
+});
+
+function openSqlite(t: TestContext): Promise<EngineStore> {
+  const file = path.join(tempDir(t), 'amil.db');
+  const store = openStore(file);
+  const raw = new Database(file, { readonly: true });
+  onCleanup(t, async () => {
+    raw.close();
+    await store.close();
+  });
+  return Promise.resolve({
+    ...store,
+    engine: 'sqlite',
+    sql: <R>(text: string) => Promise.resolve(raw.prepare<[], R>(text).all()),
+  });
+}
+
+async function openPostgres(t: TestContext): Promise<EngineStore> {
+  server ??= startPostgres();
+  const url = await (await server).createTestDatabase();
+  // The real PostgreSQL store (it migrates on open), and a connection of the test's own for raw reads.
+  const store = openPgStore(url);
+  const raw = openPgPool(url, { max: 1 });
+  onCleanup(t, async () => {
+    await raw.close();
+    await store.close();
+  });
+  await store.ping();
+  return { ...store, engine: 'postgresql', sql: <R>(text: string) => raw.rows<R>(text) };
+}
+
+/** Declares `name` twice, "(sqlite)" and "(postgresql)", each over a fresh store of that engine. */
+export function forEachEngine(
+  name: string,
+  fn: (t: TestContext, open: () => Promise<EngineStore>) => Promise<void>,
+): void {
+  for (const [engine, open] of [
+    ['sqlite', openSqlite],
+    ['postgresql', openPostgres],
+  ] as const) {
+    void test(`${name} (${engine})`, (t) => fn(t, () => open(t)));
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * A real PostgreSQL 15 server for tests, started the way test/support/redis.ts starts redis-server: Debian's
+ * binaries, `initdb` in a temporary directory, a free loopback port, its unix socket in that directory,
+ * fsync on (the durability production has). Running as root, the cluster belongs to the `postgres` user:
+ * PostgreSQL refuses to run as root.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestContext } from 'node:test';
+import pg from 'pg';
+import { onCleanup } from '../helpers.ts';
+
+const BIN = '/usr/lib/postgresql/15/bin';
+/** The superuser of the test cluster (trust authentication on loopback and the socket only). */
+const SUPERUSER = 'amil';
+
+export interface TestPostgres {
+  /** `postgres://amil@127.0.0.1:<port>/amil`: a database made for this server, empty. */
+  url: string;
+  /** A new empty database on this server (C collation, as amil requires); its URL. */
+  createTestDatabase(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The uid and gid to run PostgreSQL as: ours, or the `postgres` user's when we are root. */
+function owner(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+let databases = 0;
+
+/**
+ * Starts a fresh PostgreSQL cluster; stopped and removed when the test `t` ends (or by `stop()`). One per
+ * test file is the intended cost (about a second); `createTestDatabase()` isolates the tests inside it.
+ */
+export async function startPostgres(t?: TestContext): Promise<TestPostgres> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'amil-pg-'));
+  const data = path.join(dir, 'data');
+  const user = owner();
+  if (user) chownSync(dir, user.uid, user.gid);
+  const asOwner = user ? { uid: user.uid, gid: user.gid } : {};
+  // C collation and UTF-8: text sorts by bytes, as SQLite sorts it (the workbooks' order depends on it).
+  execFileSync(
+    path.join(BIN, 'initdb'),
+    ['-D', data, '-U', SUPERUSER, '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-instructions'],
+    { ...asOwner, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
+  );
+  const port = await freePort();
+  let child: ChildProcess | undefined = spawn(
+    path.join(BIN, 'postgres'),
+    [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=on',
+      '-c',
+      'max_connections=200',
+    ],
+    { ...asOwner, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const proc = child;
+  // A test process that dies without its cleanup must not leave a server behind.
+  const onExit = () => child?.kill('SIGQUIT');
+  process.once('exit', onExit);
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    proc.on('error', (err) => reject(new Error(`cannot start postgres (is it installed?): ${err.message}`)));
+    proc.stderr?.on('data', (d: Buffer) => {
+      output += d.toString();
+      if (output.includes('database system is ready to accept connections')) resolve();
+    });
+    proc.on('exit', (code) => reject(new Error(`postgres exited with ${code}: ${output}`)));
+  });
+
+  const admin = `postgres://${SUPERUSER}@127.0.0.1:${port}/postgres`;
+  const createTestDatabase = async (): Promise<string> => {
+    databases += 1;
+    const name = `test${process.pid}x${databases}`;
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    try {
+      await client.query(
+        `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'`,
+      );
+    } finally {
+      await client.end();
+    }
+    return `postgres://${SUPERUSER}@127.0.0.1:${port}/${name}`;
+  };
+
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      const running = child;
+      child = undefined;
+      process.removeListener('exit', onExit);
+      const removed = () => {
+        rmSync(dir, { recursive: true, force: true });
+        resolve();
+      };
+      if (!running || running.exitCode !== null || running.signalCode !== null) return removed();
+      running.once('exit', removed);
+      // Fast shutdown: open sessions are cut, nothing is flushed that a removed directory would need.
+      running.kill('SIGINT');
+      setTimeout(() => running.kill('SIGKILL'), 5000).unref();
+    });
+  if (t) onCleanup(t, stop);
+
+  const url = await createTestDatabase();
+  return { url, createTestDatabase, stop };
+}
