@@ -191,8 +191,9 @@ onBothEngines(
     assert.equal(older!.state, 'superseded');
     assert.equal(newer!.state, 'queued');
     const lease = '2026-11-20T02:06:00.000Z';
+    // As many claims at once as the pool has connections: on PostgreSQL they truly overlap.
     const claims = await Promise.all(
-      Array.from({ length: 8 }, () => store.callbacks.claim(newer!.id, LATER, lease)),
+      Array.from({ length: 20 }, () => store.callbacks.claim(newer!.id, LATER, lease)),
     );
     assert.equal(claims.filter((c) => 'claimed' in c).length, 1);
     assert.ok(claims.every((c) => 'claimed' in c || c.refused === 'busy'));
