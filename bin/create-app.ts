@@ -121,6 +121,7 @@ export function createApp(
       await deps.qr.close();
       await deps.limits.close();
       deps.store.close();
+      await deps.store.closed?.();
     },
   };
 }

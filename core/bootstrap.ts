@@ -6,7 +6,8 @@ import { createMailer } from './outbound/mailer.ts';
 import { createRateLimits } from './http/rate-limit.ts';
 import { createQrRenderer } from './qr/renderer.ts';
 import { createLogger } from './logger.ts';
-import { openStore, type AgencySettings, type Store } from './store/index.ts';
+import type { AgencySettings, Store } from './store/index.ts';
+import { openConfiguredStore } from './store/open.ts';
 import { systemClock } from './clock.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import type { Deps } from './deps.ts';
@@ -23,13 +24,16 @@ export function createDeps(
   overrides: Partial<Deps> = {},
 ): Deps {
   const config: Config = overrides.config ?? loadConfig(env);
+  const store = overrides.store ?? openConfiguredStore(config);
   // Until every repository has its PostgreSQL twin (issue 17), a process told to use PostgreSQL refuses to
-  // start rather than write to a SQLite file nobody else reads.
-  if (config.databaseUrl && !overrides.store)
+  // start rather than fail on its first payment (or write to a SQLite file nobody else reads).
+  const incomplete = 'incomplete' in store ? (store.incomplete as readonly string[]) : [];
+  if (incomplete.length > 0) {
+    store.close();
     throw new ConfigError([
-      'DATABASE_URL: the PostgreSQL store is not complete yet (issue 17); only `amil db migrate` and `amil db status` use it. Unset it to run on SQLite',
+      `DATABASE_URL: the PostgreSQL store has no ${incomplete.join(', ')} yet (issue 17); only \`amil db migrate\`, \`amil db status\` and \`amil migrate-store\` use it. Unset it to run on SQLite`,
     ]);
-  const store = overrides.store ?? openStore(config.databaseFile);
+  }
   const clock = overrides.clock ?? systemClock;
   const readiness = overrides.readiness ?? createReadiness(store, clock);
   const logger = overrides.logger ?? createLogger(config.logLevel);

@@ -88,6 +88,8 @@ export interface Store {
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
   close(): void;
+  /** Resolves once close() has released everything (PostgreSQL: its pool); without it, close() is enough. */
+  closed?(): Promise<void>;
 }
 
 /**

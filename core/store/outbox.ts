@@ -37,7 +37,18 @@ export interface OutboxRepository {
    */
   pending(limitPerQueue: number, now: Date): Promise<OutboxRow[]>;
 
-  /** Redis mode: the rows were handed to Redis. */
+  /**
+   * Redis mode: takes the rows `pending` would return that no other relay holds, hands them to `send`, and
+   * marks them sent; when `send` throws, nothing is marked. Relays on several machines never hand over the
+   * same row (PostgreSQL holds the rows FOR UPDATE SKIP LOCKED until they are marked). Returns how many.
+   */
+  handOver(
+    limitPerQueue: number,
+    now: Date,
+    send: (rows: readonly OutboxRow[]) => Promise<void>,
+  ): Promise<number>;
+
+  /** Redis mode: the rows were handed to Redis (the reconciler re-added their jobs). */
   markSentMany(ids: readonly number[], now: Date): Promise<void>;
 
   /** Embedded mode: the row's job ran in this process, so it is sent and done at once. */

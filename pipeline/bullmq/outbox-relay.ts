@@ -7,8 +7,8 @@ import { openQueues } from './queues.ts';
 const ROWS_PER_LOOK = 500;
 
 /**
- * Moves outbox rows to BullMQ with their deterministic job ids, then marks them sent. With Redis down the
- * rows wait; when it returns they flow. A crash between add and mark re-adds a job id BullMQ already has,
+ * Moves outbox rows to BullMQ with their deterministic job ids, then marks them sent; relays of several
+ * workers never take the same row. With Redis down the rows wait; when it returns they flow. A crash between add and mark re-adds a job id BullMQ already has,
  * which it ignores (and the job converges if it ran anyway): nothing lost, nothing doubled.
  */
 export function createOutboxRelay(
@@ -20,21 +20,18 @@ export function createOutboxRelay(
   let redisDown = false;
 
   async function handOver(): Promise<number> {
-    const rows = await deps.store.outbox.pending(ROWS_PER_LOOK, deps.clock.now());
-    for (const [name, queueRows] of byQueue(rows)) {
-      await queues.get(name).addBulk(
-        queueRows.map((row) => ({
-          name,
-          data: JSON.parse(row.payload) as unknown,
-          opts: { ...(options.jobOptions ?? jobOptionsFor(deps.config, name)), jobId: row.jobId },
-        })),
-      );
-      await deps.store.outbox.markSentMany(
-        queueRows.map((r) => r.id),
-        deps.clock.now(),
-      );
-    }
-    return rows.length;
+    // The store hands each row to one relay only, however many workers run this (docs/pipeline.md).
+    return deps.store.outbox.handOver(ROWS_PER_LOOK, deps.clock.now(), async (rows) => {
+      for (const [name, queueRows] of byQueue(rows)) {
+        await queues.get(name).addBulk(
+          queueRows.map((row) => ({
+            name,
+            data: JSON.parse(row.payload) as unknown,
+            opts: { ...(options.jobOptions ?? jobOptionsFor(deps.config, name)), jobId: row.jobId },
+          })),
+        );
+      }
+    });
   }
 
   const poller = createPoller(

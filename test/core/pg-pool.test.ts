@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { createDeps } from '../../core/bootstrap.ts';
 import { ConfigError, loadConfig } from '../../core/config.ts';
 import { createLogger } from '../../core/logger.ts';
+import { openPgStore } from '../../core/store/pg/index.ts';
 import { openPgPool, redactDatabaseUrl, statement, type PgDb } from '../../core/store/pg/pool.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 
@@ -170,4 +171,20 @@ test('a process given DATABASE_URL never falls back to SQLite silently', () => {
     () => createDeps({ NODE_ENV: 'test', DATA_DIR: '/nonexistent/amil', DATABASE_URL: server.url }),
     (err: unknown) => err instanceof ConfigError && /DATABASE_URL/.test(err.message),
   );
+});
+
+test('the PostgreSQL store migrates as it opens, and a repository it does not have yet rejects, naming it', async () => {
+  const store = openPgStore(await server.createTestDatabase());
+  try {
+    await store.ping();
+    assert.deepEqual(await store.partners.list(), []);
+    assert.ok(store.incomplete.includes('orders'));
+    await assert.rejects(
+      store.orders.order('ORD-1'),
+      /store\.orders\.order has no PostgreSQL implementation yet/,
+    );
+  } finally {
+    store.close();
+    await store.closed();
+  }
 });

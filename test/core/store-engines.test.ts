@@ -330,3 +330,34 @@ forEachEngine(
     ]);
   },
 );
+
+forEachEngine(
+  'relays handing over at once never hand over the same row, and a failed hand-over marks nothing',
+  async (t, open) => {
+    void t;
+    const store = await open();
+    await Promise.all(
+      Array.from({ length: 300 }, (_, i) => store.outbox.enqueue(`q${i % 3}`, `job.${i}`, { i }, NOW)),
+    );
+    await assert.rejects(
+      store.outbox.handOver(50, NOW, () => Promise.reject(new Error('redis down'))),
+      /redis down/,
+    );
+    assert.equal((await store.outbox.pending(1000, NOW)).length, 300);
+    const handed: string[] = [];
+    // Each relay takes its time handing over (a Redis round trip), so their looks overlap.
+    const relay = async () => {
+      for (;;) {
+        const n = await store.outbox.handOver(20, NOW, async (rows) => {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          handed.push(...rows.map((r) => r.jobId));
+        });
+        if (n === 0) return;
+      }
+    };
+    await Promise.all([relay(), relay(), relay(), relay()]);
+    assert.equal(handed.length, 300, 'every row handed over');
+    assert.equal(new Set(handed).size, 300, 'no row handed over twice');
+    assert.deepEqual(await store.outbox.pending(1000, NOW), []);
+  },
+);

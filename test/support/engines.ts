@@ -5,22 +5,10 @@
  */
 import { after, test, type TestContext } from 'node:test';
 import path from 'node:path';
-import type { Store } from '../../core/store/index.ts';
-import { openDatabase } from '../../core/store/sqlite/db.ts';
-import { sqliteAgencies } from '../../core/store/sqlite/agencies.ts';
-import { sqliteAnomalies } from '../../core/store/sqlite/anomalies.ts';
-import { sqliteBankPostings } from '../../core/store/sqlite/bank-postings.ts';
-import { sqliteOutbox } from '../../core/store/sqlite/outbox.ts';
-import { sqlitePartners } from '../../core/store/sqlite/partners.ts';
-import { sqliteLedger } from '../../core/store/sqlite/ledger.ts';
-import { migratePg } from '../../core/store/pg/migrate.ts';
+import Database from 'better-sqlite3';
+import { openStore, type Store } from '../../core/store/index.ts';
+import { openPgStore } from '../../core/store/pg/index.ts';
 import { openPgPool } from '../../core/store/pg/pool.ts';
-import { pgAgencies } from '../../core/store/pg/agencies.ts';
-import { pgAnomalies } from '../../core/store/pg/anomalies.ts';
-import { pgBankPostings } from '../../core/store/pg/bank-postings.ts';
-import { pgLedger } from '../../core/store/pg/ledger.ts';
-import { pgOutbox } from '../../core/store/pg/outbox.ts';
-import { pgPartners } from '../../core/store/pg/partners.ts';
 import { onCleanup, tempDir } from '../helpers.ts';
 import { startPostgres, type TestPostgres } from './postgres.ts';
 
@@ -42,36 +30,33 @@ after(async () => {
 });
 
 function openSqlite(t: TestContext): Promise<EngineStore> {
-  const db = openDatabase(path.join(tempDir(t), 'amil.db'));
-  onCleanup(t, () => db.close());
+  const file = path.join(tempDir(t), 'amil.db');
+  const store = openStore(file);
+  const raw = new Database(file, { readonly: true });
+  onCleanup(t, () => {
+    raw.close();
+    store.close();
+  });
   return Promise.resolve({
+    ...store,
     engine: 'sqlite',
-    partners: sqlitePartners(db),
-    agencies: sqliteAgencies(db),
-    anomalies: sqliteAnomalies(db),
-    bankPostings: sqliteBankPostings(db),
-    outbox: sqliteOutbox(db),
-    ledger: sqliteLedger(db),
-    sql: <R>(text: string) => Promise.resolve(db.prepare<[], R>(text).all()),
+    sql: <R>(text: string) => Promise.resolve(raw.prepare<[], R>(text).all()),
   });
 }
 
 async function openPostgres(t: TestContext): Promise<EngineStore> {
   server ??= startPostgres();
   const url = await (await server).createTestDatabase();
-  const db = openPgPool(url);
-  onCleanup(t, () => db.close());
-  await migratePg(db);
-  return {
-    engine: 'postgresql',
-    partners: pgPartners(db),
-    agencies: pgAgencies(db),
-    anomalies: pgAnomalies(db),
-    bankPostings: pgBankPostings(db),
-    outbox: pgOutbox(db),
-    ledger: pgLedger(db),
-    sql: <R>(text: string) => db.rows<R>(text),
-  };
+  // The real PostgreSQL store (it migrates on open), and a connection of the test's own for raw reads.
+  const store = openPgStore(url);
+  const raw = openPgPool(url, { max: 1 });
+  onCleanup(t, async () => {
+    await raw.close();
+    store.close();
+    await store.closed();
+  });
+  await store.ping();
+  return { ...store, engine: 'postgresql', sql: <R>(text: string) => raw.rows<R>(text) };
 }
 
 /** Declares `name` twice, "(sqlite)" and "(postgresql)", each over a fresh store of that engine. */

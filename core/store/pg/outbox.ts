@@ -1,6 +1,6 @@
 /**
  * The transactional outbox on PostgreSQL (the SQLite twin: ../outbox.ts). Relays on several machines hand
- * rows over through `relay()`, which locks the rows it takes with FOR UPDATE SKIP LOCKED until they are
+ * rows over through `handOver()`, which locks the rows it takes with FOR UPDATE SKIP LOCKED until they are
  * marked sent: two relays never hand over the same row.
  */
 import type { OutboxRepository, OutboxRow, QueueStats } from '../outbox.ts';
@@ -39,14 +39,8 @@ const CLAIM = statement(
 );
 const MARK_SENT = statement('UPDATE outbox SET sent_at = $1, last_error = NULL WHERE id = ANY($2::bigint[])');
 
-/** The outbox repository over a PostgreSQL pool, with `relay` for relays on several machines. */
-export function pgOutbox(db: PgDb): OutboxRepository & {
-  /**
-   * Takes the rows `pending` would return that no other relay holds, hands them to `send`, and marks them
-   * sent in the same transaction; when `send` throws, nothing is marked. Returns how many were sent.
-   */
-  relay(limitPerQueue: number, now: Date, send: (rows: OutboxRow[]) => Promise<void>): Promise<number>;
-} {
+/** The outbox repository over a PostgreSQL pool. */
+export function pgOutbox(db: PgDb): OutboxRepository {
   return {
     async enqueue(queue, jobId, payload, now) {
       await writeOutbox(db, queue, jobId, payload, now.toISOString());
@@ -56,12 +50,12 @@ export function pgOutbox(db: PgDb): OutboxRepository & {
       return db.rows<OutboxRow>(PENDING, [now.toISOString(), limitPerQueue]);
     },
 
-    async relay(limitPerQueue, now, send) {
+    async handOver(limitPerQueue, now, send) {
       return db.transaction(async (tx) => {
         const rows = await tx.rows<OutboxRow>(CLAIM, [now.toISOString(), limitPerQueue]);
         if (rows.length === 0) return 0;
         await send(rows);
-        await tx.run(MARK_SENT, [new Date().toISOString(), rows.map((r) => r.id)]);
+        await tx.run(MARK_SENT, [now.toISOString(), rows.map((r) => r.id)]);
         return rows.length;
       });
     },

@@ -1,0 +1,89 @@
+/**
+ * The PostgreSQL store: the same Store as SQLite's, over one pool. Migrations are applied when it opens
+ * (under their advisory lock) and every repository call waits for them, so opening stays synchronous like
+ * SQLite's. Repositories not yet written for PostgreSQL (issue 17) are listed in `incomplete`; a process
+ * refuses to start on such a store (core/bootstrap.ts), and a call to one of them rejects.
+ */
+import type { Store } from '../index.ts';
+import { pgAgencies } from './agencies.ts';
+import { pgAnomalies } from './anomalies.ts';
+import { pgBankPostings } from './bank-postings.ts';
+import { pgLedger } from './ledger.ts';
+import { migratePg } from './migrate.ts';
+import { pgOutbox } from './outbox.ts';
+import { pgPartners } from './partners.ts';
+import { openPgPool, type PgPoolOptions } from './pool.ts';
+
+export interface PgStore extends Store {
+  /** Repositories with no PostgreSQL implementation yet. */
+  readonly incomplete: readonly string[];
+  /** Resolves once the pool is closed (close() starts it). */
+  closed(): Promise<void>;
+}
+
+/** Every method of `repository` waits for `ready` (the migrations) before it runs. */
+function afterReady<T extends object>(ready: Promise<unknown>, repository: T): T {
+  return new Proxy(repository, {
+    get(target, key, receiver) {
+      const value: unknown = Reflect.get(target, key, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) =>
+        ready.then(() => (value as (...a: unknown[]) => unknown).apply(target, args));
+    },
+  });
+}
+
+/** A repository of which PostgreSQL has no implementation yet: every call rejects, naming it. */
+function notYet<T extends object>(name: string): T {
+  return new Proxy({} as T, {
+    get: (_target, key) =>
+      typeof key === 'string'
+        ? () =>
+            Promise.reject(new Error(`store.${name}.${key} has no PostgreSQL implementation yet (issue 17)`))
+        : undefined,
+  });
+}
+
+/** Opens the store on the database at `url` (postgres://...); connections are made on first use. */
+export function openPgStore(url: string, options: PgPoolOptions = {}): PgStore {
+  const db = openPgPool(url, options);
+  const ready = migratePg(db);
+  // Surfaced by the first repository call (and by ping); not an unhandled rejection meanwhile.
+  ready.catch(() => undefined);
+  let closing: Promise<void> | undefined;
+  const incomplete: string[] = [];
+  const missing = <T extends object>(name: string): T => {
+    incomplete.push(name);
+    return notYet<T>(name);
+  };
+  return {
+    incomplete,
+    partners: afterReady(ready, pgPartners(db)),
+    bankPostings: afterReady(ready, pgBankPostings(db)),
+    anomalies: afterReady(ready, pgAnomalies(db)),
+    agencies: afterReady(ready, pgAgencies(db)),
+    outbox: afterReady(ready, pgOutbox(db)),
+    ledger: afterReady(ready, pgLedger(db)),
+    // The other repositories come with the second half of issue 17.
+    reportTokens: missing('reportTokens'),
+    orders: missing('orders'),
+    callbacks: missing('callbacks'),
+    paymentReport: missing('paymentReport'),
+    zakatReport: missing('zakatReport'),
+    sandbox: missing('sandbox'),
+    reconRuns: missing('reconRuns'),
+    reconArchive: missing('reconArchive'),
+    reconSnapshot: missing('reconSnapshot'),
+    qrCodes: missing('qrCodes'),
+    receipts: missing('receipts'),
+    ops: missing('ops'),
+    async ping() {
+      await ready;
+      await db.run('SELECT 1');
+    },
+    close() {
+      closing ??= ready.catch(() => undefined).then(() => db.close());
+    },
+    closed: () => closing ?? Promise.resolve(),
+  };
+}
