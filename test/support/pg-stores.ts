@@ -9,6 +9,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openStore, type Store } from '../../core/store/index.ts';
 import { migratePg } from '../../core/store/pg/migrate.ts';
+import { openPgStore } from '../../core/store/pg/index.ts';
 import { openPgPool, type PgDb } from '../../core/store/pg/pool.ts';
 import { pgOrders } from '../../core/store/pg/orders.ts';
 import { pgCallbacks } from '../../core/store/pg/callbacks.ts';
@@ -90,6 +91,27 @@ export function pgHalf(db: PgDb): PgHalf {
     ops: pgOps(db),
     outbox: pgOutbox(db),
   };
+}
+
+/**
+ * The whole PostgreSQL store at `url`: the first half's repositories (core/store/pg/index.ts) with this
+ * half's over a pool of its own, until the engine's store lists them itself. Both pools close with it.
+ */
+export async function completePgStore(t: TestContext, url: string): Promise<Store> {
+  const first = openPgStore(url);
+  const db = openPgPool(url, { max: 10 });
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    if (!closing) {
+      first.close();
+      closing = Promise.all([first.closed(), db.close()]).then(() => undefined);
+    }
+    return closing;
+  };
+  onCleanup(t, close);
+  // Migrated (the store migrates as it opens) before this half's repositories, which do not wait, run.
+  await first.ping();
+  return { ...first, ...pgHalf(db), incomplete: [], close: () => void close() } as Store;
 }
 
 function openSqlite(t: TestContext): Promise<EngineHalf> {
