@@ -111,6 +111,17 @@ test('a day copied from SQLite into PostgreSQL reads the same on both engines', 
           await pg.paymentReport.page({ ...filter, isApproved }, 5, offset),
           await sqlite.paymentReport.page({ ...filter, isApproved }, 5, offset),
         );
+    // The report's defaults when a query names no days: from the first day there is to the last.
+    const everything = { agency: ['LZS', 'PPZ'], firstDay: '0001-01-01', lastDay: '9999-12-31' };
+    const whole = await collect(sqlite.paymentReport.all(everything));
+    assert.ok(whole.length >= all.length);
+    assert.deepEqual(await collect(pg.paymentReport.all(everything)), whole);
+    const sellerOrderNo = { ...everything, sellerOrderNo: whole[0]!.orderNo };
+    assert.deepEqual(
+      await pg.paymentReport.page(sellerOrderNo, 5, 0),
+      await sqlite.paymentReport.page(sellerOrderNo, 5, 0),
+    );
+    assert.equal(await pg.paymentReport.count(sellerOrderNo), 1);
     const one = all[3]!;
     assert.deepEqual(
       await pg.paymentReport.find(['LZS'], { orderNo: one.orderNo }),

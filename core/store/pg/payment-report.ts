@@ -48,6 +48,16 @@ const CHUNK = 1000;
 const END_OF_TIME = 'infinity';
 
 /**
+ * The instant a KL day starts, as PostgreSQL reads it. The first day there is (0001-01-01, a report's
+ * default start) starts in year 0 in UTC, which a timestamptz cannot hold: '-infinity' is before every
+ * instant, as SQLite's string comparison puts that start.
+ */
+const dayStart = (day: string): string => {
+  const start = klDayStartUtc(day);
+  return start.startsWith('0000-') ? '-infinity' : start;
+};
+
+/**
  * The instant that ends the last of `days` (counts from a page's first day on) that a page needing `need`
  * rows reaches; undefined when the page reaches past them all.
  */
@@ -64,7 +74,7 @@ function bind(f: PaymentFilter) {
   const agencies = typeof f.agency === 'string' ? [f.agency] : [...new Set(f.agency)];
   return {
     agencies,
-    from: klDayStartUtc(f.firstDay),
+    from: dayStart(f.firstDay),
     to: f.lastDay >= '9999-12-31' ? END_OF_TIME : klDayStartUtc(nextDay(f.lastDay)),
     approved: f.isApproved ?? null,
     sellerOrderNo: f.sellerOrderNo ?? null,
@@ -106,7 +116,7 @@ export function pgPaymentReport(db: PgDb): PaymentReportRepository {
             // The read stops at the end of the last day the page reaches: the sort never sees the rest.
             const to = endOfPage(days.slice(i), skip + limit) ?? p.to;
             const rows = await tx.rows<PaymentRow>(PAGE, [
-              ...whereValues(p, klDayStartUtc(day.day), to),
+              ...whereValues(p, dayStart(day.day), to),
               limit,
               skip,
             ]);
