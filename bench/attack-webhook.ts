@@ -185,7 +185,7 @@ async function main(): Promise<void> {
       now: new Date(),
     });
     await deps.callbacks.close();
-    deps.store.close();
+    await deps.store.close();
 
     const port = await freePort();
     server = await startServer(dataDir, port);

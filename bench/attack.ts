@@ -240,7 +240,7 @@ async function prepare(dataDir: string): Promise<{ path: string; token: string }
     });
     return { path: `/api/report/v1/reconciliation/${run.id}/workbook`, token };
   } finally {
-    deps.store.close();
+    await deps.store.close();
     await deps.callbacks.close();
     await deps.qr.close();
     await deps.limits.close();

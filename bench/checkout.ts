@@ -403,7 +403,7 @@ async function makePaidOrders(
       if (outcome !== 'applied') throw new Error(`order ${i}: settle ${outcome}`);
     }
   } finally {
-    deps.store.close();
+    await deps.store.close();
     await deps.callbacks.close();
   }
   // Closing the only connection checkpoints the WAL into the main file; copy a left-over WAL all the same.
@@ -585,7 +585,7 @@ async function main(): Promise<boolean> {
   };
   const closeDeps = async (deps: Deps) => {
     openDeps.splice(openDeps.indexOf(deps), 1);
-    deps.store.close();
+    await deps.store.close();
     await deps.callbacks.close();
   };
   let listening: Listening | undefined;
@@ -881,7 +881,7 @@ async function main(): Promise<boolean> {
     if (receiver) await stopChild(receiver);
     if (listening) await listening.close(1000);
     for (const deps of openDeps.splice(0)) {
-      deps.store.close();
+      await deps.store.close();
       await deps.callbacks.close();
     }
     for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });

@@ -261,7 +261,7 @@ async function stepBreakdown(dir: string, seconds: number): Promise<StepTimes> {
     }
     return times;
   } finally {
-    deps.store.close();
+    await deps.store.close();
   }
 }
 
@@ -553,7 +553,7 @@ async function main(): Promise<void> {
   } finally {
     if (client) await stopClient(client);
     if (listening) await listening.close(1000);
-    deps?.store.close();
+    await deps?.store.close();
     for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -66,14 +66,14 @@ async function main(): Promise<void> {
   try {
     const empty = await newDeps(path.join(root, 'empty'));
     const rows = [['empty', ...(await timeScrapes(empty))]];
-    empty.store.close();
+    await empty.store.close();
 
     const deps = await newDeps(path.join(root, 'full'));
     await storePostings(deps, POSTINGS);
     rows.push(['backlog', ...(await timeScrapes(deps))]);
     await createInProcessRuntime(deps).drain();
     rows.push(['ledgered', ...(await timeScrapes(deps))]);
-    deps.store.close();
+    await deps.store.close();
 
     console.log(
       `One scrape of GET /metrics (registry.metrics()), ${POSTINGS} postings, ${SCRAPES} scrapes each:`,

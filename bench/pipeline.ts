@@ -254,7 +254,7 @@ async function pipelineScenario(
       failedJobs,
     };
   } finally {
-    deps.store.close();
+    await deps.store.close();
   }
 }
 

@@ -78,6 +78,13 @@ function countRows(rows: Iterable<unknown>): number {
   return n;
 }
 
+async function countRowsAsync(rows: AsyncIterable<unknown>): Promise<number> {
+  const iterator = rows[Symbol.asyncIterator]();
+  let n = 0;
+  while (!(await iterator.next()).done) n += 1;
+  return n;
+}
+
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 function sampler() {
@@ -113,7 +120,7 @@ async function ours(
     dir: input.outDir,
   });
   const ms = performance.now() - t0;
-  deps.store.close();
+  await deps.store.close();
   return {
     ms,
     rows: result.summary.inputs.transactions,
@@ -174,8 +181,8 @@ async function baseline(
 
 /** Wraps the snapshot's reads so each records when it was asked for, when it ran out and how many rows. */
 function timeReads(snapshot: ReconSnapshot, t0: number, spans: ReadSpan[]): void {
-  const wrap = <A extends unknown[]>(name: string, read: (...args: A) => Iterable<unknown>) =>
-    function* (...args: A) {
+  const wrap = <A extends unknown[]>(name: string, read: (...args: A) => AsyncIterable<unknown>) =>
+    async function* (...args: A) {
       const span: ReadSpan = {
         read: `${name}(${args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(',')})`,
         startMs: performance.now() - t0,
@@ -183,7 +190,7 @@ function timeReads(snapshot: ReconSnapshot, t0: number, spans: ReadSpan[]): void
         rows: 0,
       };
       spans.push(span);
-      for (const row of read(...args)) {
+      for await (const row of read(...args)) {
         span.rows += 1;
         yield row;
       }
@@ -195,9 +202,9 @@ function timeReads(snapshot: ReconSnapshot, t0: number, spans: ReadSpan[]): void
   s.movements = wrap('movements', snapshot.movements.bind(snapshot));
   s.versions = wrap('versions', snapshot.versions.bind(snapshot));
   const anomalies = snapshot.anomalies.bind(snapshot);
-  s.anomalies = () => {
+  s.anomalies = async () => {
     const start = performance.now() - t0;
-    const list = anomalies();
+    const list = await anomalies();
     spans.push({ read: 'anomalies()', startMs: start, endMs: performance.now() - t0, rows: list.length });
     return list;
   };
@@ -230,21 +237,21 @@ async function phases(
 
   // Each piece alone, on a snapshot of its own.
   const alone: { label: string; ms: number; rows: number }[] = [];
-  const time = (label: string, fn: () => number) => {
+  const time = async (label: string, fn: () => number | Promise<number>) => {
     const start = performance.now();
-    const rows = fn();
+    const rows = await fn();
     alone.push({ label, ms: performance.now() - start, rows });
   };
   const snapshot = await deps.store.reconSnapshot.open(input.sink, input.day, new Date(input.asOf));
-  time('snapshot.transactions(), rows only', () => countRows(snapshot.transactions()));
-  time('summarise(snapshot)', () => summarise(snapshot).inputs.transactions);
-  snapshot.close();
+  await time('snapshot.transactions(), rows only', () => countRowsAsync(snapshot.transactions()));
+  await time('summarise(snapshot)', async () => (await summarise(snapshot)).inputs.transactions);
+  await snapshot.close();
   const db = new Database(path.join(input.dataDir, 'amil.db'), { readonly: true, fileMustExist: true });
-  time('plain SELECT of the baseline, rows only', () =>
+  await time('plain SELECT of the baseline, rows only', () =>
     countRows(db.prepare(BASELINE_SELECT).raw(true).iterate(input.sink, input.day)),
   );
   db.close();
-  deps.store.close();
+  await deps.store.close();
   return { ms, rows: result.summary.inputs.transactions, fileBytes: result.run.fileBytes, spans, alone };
 }
 

@@ -173,7 +173,7 @@ async function seed(dataDir: string, rows: number): Promise<SeedExpectation> {
     if (tty) process.stdout.write('\n');
     return expected;
   } finally {
-    deps.store.close(); // the last connection checkpoints and removes the WAL
+    await deps.store.close(); // the last connection checkpoints and removes the WAL
     await deps.callbacks.close();
   }
 }

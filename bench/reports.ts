@@ -571,7 +571,7 @@ async function main(): Promise<void> {
   } finally {
     rawDb?.close();
     if (listening) await listening.close(1000);
-    deps?.store.close();
+    await deps?.store.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -120,8 +120,7 @@ export function createApp(
       await deps.callbacks.close();
       await deps.qr.close();
       await deps.limits.close();
-      deps.store.close();
-      await deps.store.closed?.();
+      await deps.store.close();
     },
   };
 }

@@ -26,6 +26,6 @@ export function startWorker(): Promise<() => Promise<void>> {
     await sweep.stop();
     deps.mailer.close();
     await deps.callbacks.close();
-    deps.store.close();
+    await deps.store.close();
   });
 }

@@ -29,7 +29,7 @@ export function createDeps(
   // start rather than fail on its first payment (or write to a SQLite file nobody else reads).
   const incomplete = 'incomplete' in store ? (store.incomplete as readonly string[]) : [];
   if (incomplete.length > 0) {
-    store.close();
+    void store.close();
     throw new ConfigError([
       `DATABASE_URL: the PostgreSQL store has no ${incomplete.join(', ')} yet (issue 17); only \`amil db migrate\`, \`amil db status\` and \`amil migrate-store\` use it. Unset it to run on SQLite`,
     ]);

@@ -4,7 +4,8 @@ import { jobFor } from './jobs/index.ts';
 import { PermanentJobError } from './jobs/types.ts';
 import type { PipelineRuntime } from './runtime.ts';
 import { byQueue, createPoller } from './poller.ts';
-import { delayBefore, retryPolicyFor, type RetryPolicy } from './retry.ts';
+import { afterFailure, retryPolicyFor, type RetryPolicy } from './retry.ts';
+import { runJob } from './jobs/run.ts';
 import { createStoreFault } from './store-fault.ts';
 
 export interface InProcessOptions {
@@ -57,28 +58,24 @@ export function createInProcessRuntime(
     const job = jobFor(row.queue);
     try {
       if (!job) throw new PermanentJobError(`no job handles queue ${row.queue}`);
-      await job.process(JSON.parse(row.payload) as never, deps);
+      await runJob(job, JSON.parse(row.payload) as unknown, deps);
       await deps.store.outbox.markSent(row.id, now());
       storeFault.recovered();
       return;
     } catch (err) {
       const attempts = row.attempts + 1;
-      const policy = policyOf(row.queue);
-      const permanent = err instanceof PermanentJobError;
-      const exhausted = !permanent && attempts >= policy.attempts;
-      // Past the horizon the row shows as failed, and is still tried again every maximum interval.
-      const retryAt = permanent
-        ? undefined
-        : new Date(now().getTime() + (exhausted ? policy.maxMs : delayBefore(policy, attempts)));
+      const { retryAt, failed } = afterFailure(policyOf(row.queue), attempts, err, now());
       await deps.store.outbox.markAttemptFailed(
         row.id,
         String((err as Error).message ?? err),
         now(),
         retryAt,
-        permanent || exhausted,
+        failed,
       );
       storeFault.recovered();
       // Logged once recorded: with a store that cannot write, the store fault is the one line.
+      const permanent = err instanceof PermanentJobError;
+      const exhausted = failed && !permanent;
       log.warn({ err, queue: row.queue, job_id: row.jobId, attempts, permanent, exhausted }, 'job failed');
     }
   }

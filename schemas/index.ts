@@ -5,6 +5,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import addFormatsModule from 'ajv-formats';
 import type { CheckoutRequest, QrRequest } from './types.ts';
 import { compileBankBatchValidator, type BatchValidator } from './bank-batch.ts';
+import { compileJobValidators, type JobValidators } from './job-validators.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -16,17 +17,23 @@ export {
   type BatchProblems,
   type BatchValidator,
 } from './bank-batch.ts';
+export type { JobValidators } from './job-validators.ts';
 
 export type JsonSchema = Record<string, unknown> & { $id: string; title: string };
 
 const SCHEMA_DIR = path.dirname(fileURLToPath(import.meta.url));
 
-/** Every schema file of this folder, keyed by file name (`bank-transaction.json`). */
+/**
+ * Every schema file of this folder and its subfolders (jobs/), keyed by its path in the folder
+ * (`bank-transaction.json`, `jobs/normalise-job.json`).
+ */
 export function loadSchemaFiles(): Map<string, JsonSchema> {
   const files = new Map<string, JsonSchema>();
-  for (const name of readdirSync(SCHEMA_DIR)
+  const names = readdirSync(SCHEMA_DIR, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.json'))
-    .sort()) {
+    .map((f) => f.split(path.sep).join('/'))
+    .sort();
+  for (const name of names) {
     files.set(name, JSON.parse(readFileSync(path.join(SCHEMA_DIR, name), 'utf8')) as JsonSchema);
   }
   return files;
@@ -60,6 +67,8 @@ export interface Validators {
   bankWebhookRequest: BatchValidator;
   checkoutRequest: Validator<CheckoutRequest>;
   qrRequest: Validator<QrRequest>;
+  /** The payloads of the pipeline's jobs, by schema $id (schemas/jobs/). */
+  jobs: JobValidators;
 }
 
 /** Compiles the validators once, at start-up. */
@@ -79,6 +88,7 @@ export function compileValidators(settings: SchemaSettings): Validators {
     bankWebhookRequest: compileBankBatchValidator(failFast, ajv, request, toFieldErrors),
     checkoutRequest: wrap<CheckoutRequest>(ajv.getSchema('https://schemas.amil.my/checkout-request.json')),
     qrRequest: wrap<QrRequest>(ajv.getSchema('https://schemas.amil.my/qr-request.json')),
+    jobs: compileJobValidators(failFast, schemas, wrap),
   };
 }
 

@@ -386,7 +386,10 @@ export function buildOpenApi(settings: OpenApiSettings): Json {
     nameOf.set(schema.$id, schema.title);
   }
   const components: Record<string, unknown> = {};
-  for (const schema of schemas.values()) components[schema.title] = toComponent(schema, nameOf);
+  for (const [file, schema] of schemas) {
+    // The job payloads (schemas/jobs/) never cross HTTP: they are the pipeline's, not the interface's.
+    if (!file.startsWith('jobs/')) components[schema.title] = toComponent(schema, nameOf);
+  }
 
   return {
     openapi: '3.1.0',

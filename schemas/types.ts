@@ -216,6 +216,64 @@ export interface DuitNowQrResponse {
   expiresAt: string;
 }
 /**
+ * The callback job's payload: one attempt at delivering one merchant callback.
+ */
+export interface CallbackJob {
+  /**
+   * The callback (its row id, also the merchant's deduplication id).
+   */
+  callbackId: number;
+}
+/**
+ * The ledger job's payload: one batch's normalised versions to append to one sink's ledger.
+ */
+export interface LedgerJob {
+  /**
+   * The webhook batch (its id).
+   */
+  batchId: string;
+  /**
+   * An agency code, or #test (the bank's live tests).
+   */
+  sink: string;
+}
+/**
+ * The normalise job's payload: one stored webhook batch to normalise (written with the batch).
+ */
+export interface NormaliseJob {
+  /**
+   * The webhook batch (its id).
+   */
+  batchId: string;
+}
+/**
+ * The receipt job's payload: the order whose receipt to e-mail to its payer.
+ */
+export interface ReceiptJob {
+  /**
+   * The order number.
+   */
+  orderNo: string;
+}
+/**
+ * The reconciliation e-mail's payload: the run whose workbook to send.
+ */
+export interface ReconEmailJob {
+  /**
+   * The reconciliation run.
+   */
+  runId: number;
+}
+/**
+ * The nightly reconciliation's payload: the business day to reconcile; none (the cron's job) means the day before the one it runs in, in Kuala Lumpur.
+ */
+export interface ReconNightlyJob {
+  /**
+   * A business day, YYYY-MM-DD.
+   */
+  day?: string;
+}
+/**
  * RFC 9457 problem details, served as application/problem+json.
  */
 export interface Problem {

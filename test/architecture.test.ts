@@ -80,3 +80,40 @@ test('process.env is read only where the configuration is loaded', () => {
     .map((file) => path.relative(REPO_ROOT, file));
   assert.deepEqual(readers.sort(), ['bin/amil.ts', 'core/bootstrap.ts', 'core/config.ts']);
 });
+
+/** Every module a source file imports by package name (`better-sqlite3`, `node:fs`). */
+function packagesOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"./][^'"]*)['"]/g)].map(
+    (match) => match[1] ?? '',
+  );
+}
+
+test('only the SQLite engine (core/store/sqlite/) imports better-sqlite3; tests and benchmarks may, for a raw handle', () => {
+  const code = Object.keys(MAY_IMPORT).filter((folder) => folder !== 'test' && folder !== 'bench');
+  const importers = code
+    .flatMap(sourceFiles)
+    .filter((file) => packagesOf(file).includes('better-sqlite3'))
+    .map((file) => path.relative(REPO_ROOT, file));
+  assert.ok(importers.length > 0, 'the engine was found');
+  assert.deepEqual(
+    importers.filter((file) => !file.startsWith(`core${path.sep}store${path.sep}sqlite${path.sep}`)),
+    [],
+  );
+});
+
+test('the store interfaces (core/store/*.ts) hold no engine: no SQL module, no import of an engine folder', () => {
+  const interfaces = sourceFiles('core/store').filter(
+    (file) => path.dirname(file) === path.join(REPO_ROOT, 'core/store') && path.basename(file) !== 'index.ts',
+  );
+  assert.ok(interfaces.length > 10, 'the interfaces were read');
+  const engineBound = interfaces.flatMap((file) =>
+    [
+      ...importsOf(file).filter((target) => target.startsWith(path.join('core', 'store', 'sqlite'))),
+      ...packagesOf(file),
+    ]
+      .filter((target) => !target.startsWith('node:'))
+      .map((target) => `${path.relative(REPO_ROOT, file)} imports ${target}`),
+  );
+  assert.deepEqual(engineBound, []);
+});

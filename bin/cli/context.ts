@@ -38,7 +38,7 @@ export interface CliContext {
    */
   exitCode: number | undefined;
   /** Closes the store if a command opened it. */
-  close: () => void;
+  close: () => Promise<void>;
 }
 
 /** A fresh context over the given process wiring. */
@@ -59,6 +59,6 @@ export function createCliContext(options: CliOptions): CliContext {
     stdout,
     stderr,
     exitCode: undefined,
-    close: () => deps?.store.close(),
+    close: async () => deps?.store.close(),
   };
 }

@@ -1,6 +1,6 @@
 /** `amil db`: the database the environment selects (DATABASE_URL, else SQLite in DATA_DIR) and its migrations. */
 import type { Command } from 'commander';
-import { databaseStatus, migrateDatabase } from '../../core/store/database.ts';
+import { databaseStatus, migrateDatabase } from '../../core/store/admin/database.ts';
 import type { CliContext } from './context.ts';
 
 /** Adds the `db` commands. */

@@ -1,6 +1,6 @@
 /** `amil migrate-store`: an embedded installation's SQLite file moved into PostgreSQL, verified table by table. */
 import { InvalidArgumentError, type Command } from 'commander';
-import { migrateStore } from '../../core/store/migrate-store.ts';
+import { migrateStore } from '../../core/store/sqlite/migrate-store.ts';
 import { redactDatabaseUrl } from '../../core/store/pg/pool.ts';
 import type { CliContext } from './context.ts';
 

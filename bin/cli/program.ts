@@ -60,6 +60,6 @@ export async function runProgram(
   } catch (err) {
     return reportError(err, (text) => cli.stderr.write(text));
   } finally {
-    cli.close();
+    await cli.close();
   }
 }

@@ -87,9 +87,8 @@ export interface Store {
   readonly ops: OpsRepository;
   /** Cheap liveness probe for /health. */
   ping(): Promise<void>;
-  close(): void;
-  /** Resolves once close() has released everything (PostgreSQL: its pool); without it, close() is enough. */
-  closed?(): Promise<void>;
+  /** Releases the connections (once the work in flight has finished). */
+  close(): Promise<void>;
 }
 
 /**
@@ -126,7 +125,7 @@ export function openStore(file: string): SqliteStore {
     async ping() {
       db.prepare('SELECT 1').get();
     },
-    close() {
+    async close() {
       if (db.open) db.close();
     },
   };

@@ -1,13 +1,8 @@
 /**
- * Which migrations a database has applied, for `amil db status` and `amil db migrate` on either engine.
- * SQLite's are read without applying anything: the file is opened read-only, or not at all when missing.
+ * Which migrations a database has applied, for `amil db status` and `amil db migrate` on either engine
+ * (each engine reads its own: sqlite/migration-status.ts, pg/migrate.ts).
  */
-import { existsSync, readdirSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
-
-const SQLITE_MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sqlite', 'migrations');
+import { readdirSync } from 'node:fs';
 
 /** One migration and when it was applied (undefined: pending). */
 export interface MigrationState {
@@ -30,26 +25,4 @@ export function mergeStatus(
   const appliedAt = new Map(rows.map((r) => [r.name, r.appliedAt]));
   const names = [...new Set([...files, ...appliedAt.keys()])].sort();
   return names.map((name) => ({ name, appliedAt: appliedAt.get(name) }));
-}
-
-/** The SQLite migrations and which of them the file at `file` has applied (all pending if it is missing). */
-export function sqliteMigrationStatus(file: string): MigrationState[] {
-  const files = migrationFiles(SQLITE_MIGRATIONS_DIR);
-  if (!existsSync(file)) return mergeStatus(files, []);
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    const table = db
-      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
-      .get();
-    const rows = table
-      ? db
-          .prepare<[], { name: string; appliedAt: string }>(
-            'SELECT name, applied_at AS appliedAt FROM schema_migrations ORDER BY name',
-          )
-          .all()
-      : [];
-    return mergeStatus(files, rows);
-  } finally {
-    db.close();
-  }
 }

@@ -6,6 +6,6 @@ import { openPgStore, type PgStore } from './pg/index.ts';
 export function openConfiguredStore(config: {
   databaseUrl?: string | undefined;
   databaseFile: string;
-}): Store & Partial<Pick<PgStore, 'incomplete' | 'closed'>> {
+}): Store & Partial<Pick<PgStore, 'incomplete'>> {
   return config.databaseUrl ? openPgStore(config.databaseUrl) : openStore(config.databaseFile);
 }

@@ -40,7 +40,8 @@ export interface OutboxRepository {
   /**
    * Redis mode: takes the rows `pending` would return that no other relay holds, hands them to `send`, and
    * marks them sent; when `send` throws, nothing is marked. Relays on several machines never hand over the
-   * same row (PostgreSQL holds the rows FOR UPDATE SKIP LOCKED until they are marked). Returns how many.
+   * same row (PostgreSQL holds the rows FOR UPDATE SKIP LOCKED until they are marked; SQLite runs one
+   * hand-over at a time per process). The rows stay pending meanwhile. Returns how many.
    */
   handOver(
     limitPerQueue: number,

@@ -81,48 +81,39 @@ export interface ReconReadiness {
  * - pending: records of this day or earlier pending at the start of the day (opening) and at as-of (closing).
  *
  * One snapshot of the store for all its reads, so the workbook can be streamed over many event-loop turns
- * while the web process keeps writing. Close it when done.
- *
- * The sections are synchronous iterators over rows in a stable order, read one at a time: the workbook
- * writer and the summary consume them row by row in one pass (a caller that truly needs a sync result).
- * SQLite reads them on a read-only connection of its own; another engine that can only read asynchronously
- * fills each section into memory in `open`, or the sections become async iterables for both engines.
+ * while the web process keeps writing. The sections stream rows in a stable order, one at a time (memory
+ * stays flat for a day of a million rows). Close it when done.
  */
 export interface ReconSnapshot {
   readonly sink: string;
   readonly day: string;
   readonly asOf: string;
-  /** The agency of the sink; null for the live-test sink (which has no checkout payments). */
-  readonly agency: string | null;
-  /** Start of the business day, and of the day after (UTC instants). */
-  readonly start: string;
-  readonly end: string;
 
   /** Whether the pipeline has ledgered every version received from the start of the day until as-of. */
-  readiness(): ReconReadiness;
+  readiness(): Promise<ReconReadiness>;
 
   /** Every posting and checkout payment of the business day, at its latest state as of as-of. */
-  transactions(options?: { flaggedOnly?: boolean }): Generator<ReconItem>;
+  transactions(options?: { flaggedOnly?: boolean }): AsyncGenerator<ReconItem>;
 
   /** Records of this day or earlier pending at the day's start (`opening`) or at as-of (`closing`). */
-  pending(at: 'opening' | 'closing'): Generator<ReconItem>;
+  pending(at: 'opening' | 'closing'): AsyncGenerator<ReconItem>;
 
   /**
    * Every record of this day or earlier that changed from the start of the day until as-of, with its
    * state before the day and at as-of. `adjustmentsOnly`: only records of earlier days.
    */
-  movements(options?: { adjustmentsOnly?: boolean }): Generator<ReconMovement>;
+  movements(options?: { adjustmentsOnly?: boolean }): AsyncGenerator<ReconMovement>;
 
   /**
    * Every version received from the start of the day until as-of, of records of this day or earlier, each
    * against the version before it: the pending roll's movements, one per version.
    */
-  versions(): Generator<ReconMovement>;
+  versions(): AsyncGenerator<ReconMovement>;
 
   /** Contradicting records received from the start of the day until as-of, with both versions. */
-  anomalies(): ReconAnomaly[];
+  anomalies(): Promise<ReconAnomaly[]>;
 
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** Opens snapshots of a sink's day for its workbook. */

@@ -3,7 +3,7 @@ import type { Deps } from '../../core/deps.ts';
 import { RECON_NIGHTLY_QUEUE } from '../../core/queues.ts';
 import { createPoller } from '../poller.ts';
 import { upsertNightlyScheduler } from '../recon/scheduler.ts';
-import { jobOptionsFor, retryPolicyFor } from '../retry.ts';
+import { jobOptionsFor, redriveAt, retryPolicyFor } from '../retry.ts';
 
 const ROWS_PER_LOOK = 500;
 
@@ -48,8 +48,8 @@ export function createReconciler(
         continue;
       } else if (state === 'failed') {
         const job = await queue.getJob(row.jobId);
-        const { maxMs } = retryPolicyFor(deps.config, row.queue);
-        if (job && (job.finishedOn ?? 0) + maxMs <= now.getTime()) {
+        const policy = retryPolicyFor(deps.config, row.queue);
+        if (job && redriveAt(policy, new Date(job.finishedOn ?? 0)) <= now) {
           await job.retry('failed');
           redriven += 1;
         }

@@ -2,6 +2,7 @@ import { UnrecoverableError, Worker, type MinimalJob } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Deps } from '../../core/deps.ts';
 import { jobFor } from '../jobs/index.ts';
+import { runJob } from '../jobs/run.ts';
 import { PermanentJobError } from '../jobs/types.ts';
 import { pipelineQueueNames } from '../queues.ts';
 import { delayBefore, retryPolicyFor } from '../retry.ts';
@@ -32,7 +33,7 @@ export function createBullWorkers(
       name,
       async (job) => {
         try {
-          await definition.process(job.data as never, deps);
+          await runJob(definition, job.data, deps);
         } catch (err) {
           if (!(err instanceof PermanentJobError)) throw err;
           // Never re-added by the reconciler: it fails the same way every time.

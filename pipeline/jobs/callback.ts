@@ -3,6 +3,7 @@ import { CALLBACK_ID_HEADER, withCallbackId } from '../../core/payments/callback
 import { signCallback } from '../../core/signatures.ts';
 import { CALLBACK_QUEUE, callbackJobId } from '../../core/queues.ts';
 import type { AttemptVerdict } from '../../core/store/index.ts';
+import type { CallbackJob } from '../../schemas/index.ts';
 import { nextAttemptAt } from '../callbacks/schedule.ts';
 import type { JobDefinition } from './types.ts';
 
@@ -17,9 +18,13 @@ const BUSY_RETRY_MS = 1000;
  * 2xx), and carries the callback's stable id (at-least-once delivery: a crash after the merchant answered
  * sends it again). A callback superseded by a newer status, or already finished, is not sent.
  */
-export const callbackJob: JobDefinition<{ callbackId: number }> = {
+export const callbackJob: JobDefinition<CallbackJob> = {
   name: 'callback',
   handles: (queue) => queue === CALLBACK_QUEUE,
+  jobId: callbackJobId,
+  payloadSchema: 'https://schemas.amil.my/jobs/callback-job.json',
+  // A thrown error (the store, the agency's key) retries the attempt; a merchant's refusal is an attempt.
+  retry: { horizonMs: (pipeline) => pipeline.retryHorizonMs.callback },
   // Deliveries wait on merchants' servers, not on this process: many may be in flight at once.
   concurrency: 32,
   async process(data, deps) {

@@ -1,20 +1,16 @@
 import type { Deps } from '../../core/deps.ts';
-import { isLedgerQueue } from '../../core/queues.ts';
-import { PermanentJobError, type JobDefinition } from './types.ts';
-
-export interface LedgerData {
-  batchId: string;
-  sink: string;
-}
+import { isLedgerQueue, ledgerJobId } from '../../core/queues.ts';
+import type { LedgerJob } from '../../schemas/index.ts';
+import type { JobDefinition } from './types.ts';
 
 /** Appends a batch's normalised versions to one sink's ledger. */
-export const ledgerJob: JobDefinition<LedgerData> = {
+export const ledgerJob: JobDefinition<LedgerJob> = {
   name: 'ledger',
   handles: isLedgerQueue,
-  async process(data: LedgerData, deps: Deps): Promise<void> {
-    if (typeof data.batchId !== 'string' || typeof data.sink !== 'string') {
-      throw new PermanentJobError('ledger needs a batchId and a sink');
-    }
+  jobId: ledgerJobId,
+  payloadSchema: 'https://schemas.amil.my/jobs/ledger-job.json',
+  retry: { horizonMs: (pipeline) => pipeline.retryHorizonMs.ledger },
+  async process(data: LedgerJob, deps: Deps): Promise<void> {
     await deps.store.ledger.appendFromBatch(data.batchId, data.sink, deps.clock.now());
   },
 };

@@ -1,22 +1,20 @@
 import type { Deps } from '../../core/deps.ts';
-import { NORMALISE_QUEUE, ledgerJobId, ledgerQueue } from '../../core/queues.ts';
-import type { BankTransaction } from '../../schemas/index.ts';
+import { NORMALISE_QUEUE, ledgerJobId, ledgerQueue, normaliseJobId } from '../../core/queues.ts';
+import type { BankTransaction, NormaliseJob } from '../../schemas/index.ts';
 import { normaliseRecord } from '../normalise/rules.ts';
 import { PermanentJobError, type JobDefinition } from './types.ts';
-
-export interface NormaliseData {
-  batchId: string;
-}
 
 /**
  * Normalises every posting version a stored webhook batch brought in (one job per batch, not per record),
  * then hands each sink's share to that sink's ledger queue, in the same transaction.
  */
-export const normaliseJob: JobDefinition<NormaliseData> = {
-  name: NORMALISE_QUEUE,
+export const normaliseJob: JobDefinition<NormaliseJob> = {
+  name: 'normalise',
   handles: (queue) => queue === NORMALISE_QUEUE,
-  async process(data: NormaliseData, deps: Deps): Promise<void> {
-    if (typeof data.batchId !== 'string') throw new PermanentJobError('normalise needs a batchId');
+  jobId: normaliseJobId,
+  payloadSchema: 'https://schemas.amil.my/jobs/normalise-job.json',
+  retry: { horizonMs: (pipeline) => pipeline.retryHorizonMs.normalise },
+  async process(data: NormaliseJob, deps: Deps): Promise<void> {
     const versions = await deps.store.ledger.batchVersions(data.batchId);
     // Only batches that stored something get this job, so nothing found means a wrong batch id.
     if (versions.length === 0) throw new PermanentJobError(`batch ${data.batchId} brought in no postings`);

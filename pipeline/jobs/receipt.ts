@@ -1,12 +1,9 @@
 import path from 'node:path';
 import type { Deps } from '../../core/deps.ts';
-import { RECEIPT_QUEUE } from '../../core/queues.ts';
+import { RECEIPT_QUEUE, receiptJobId } from '../../core/queues.ts';
+import type { ReceiptJob } from '../../schemas/index.ts';
 import { receiptMail } from '../receipts/mail.ts';
 import { PermanentJobError, type JobDefinition } from './types.ts';
-
-export interface ReceiptData {
-  orderNo: string;
-}
 
 /** How long one attempt may hold a receipt: longer than nodemailer's own timeouts of a sending attempt. */
 const LEASE_MS = 15 * 60_000;
@@ -18,13 +15,15 @@ const LEASE_MS = 15 * 60_000;
  * crash after the server took it, before it was recorded) is recognisably the same message. A permanent
  * refusal (5xx: no such mailbox) is recorded and not retried; anything else is, on the retry policy.
  */
-export const receiptJob: JobDefinition<ReceiptData> = {
+export const receiptJob: JobDefinition<ReceiptJob> = {
   name: 'receipt',
   handles: (queue) => queue === RECEIPT_QUEUE,
+  jobId: receiptJobId,
+  payloadSchema: 'https://schemas.amil.my/jobs/receipt-job.json',
+  retry: { horizonMs: (pipeline) => pipeline.retryHorizonMs.receipt },
   // Each waits on a mail server, not on this process.
   concurrency: 8,
-  async process(data: ReceiptData, deps: Deps): Promise<void> {
-    if (typeof data.orderNo !== 'string') throw new PermanentJobError('receipt needs an orderNo');
+  async process(data: ReceiptJob, deps: Deps): Promise<void> {
     const started = deps.clock.now();
     const leaseUntil = new Date(started.getTime() + LEASE_MS).toISOString();
     const claim = await deps.store.receipts.claim(data.orderNo, started.toISOString(), leaseUntil);

@@ -1,28 +1,31 @@
 import path from 'node:path';
 import type { Deps } from '../../core/deps.ts';
-import { RECON_EMAIL_QUEUE, RECON_NIGHTLY_QUEUE } from '../../core/queues.ts';
+import {
+  RECON_EMAIL_QUEUE,
+  RECON_NIGHTLY_QUEUE,
+  reconEmailJobId,
+  reconNightlyJobId,
+} from '../../core/queues.ts';
+import type { ReconEmailJob, ReconNightlyJob } from '../../schemas/index.ts';
 import { TEST_SINK } from '../../core/store/index.ts';
 import { businessDate, prevDay } from '../../core/time.ts';
 import { reconEmail } from '../../reports/reconciliation/email.ts';
 import { asOfNow, NotReadyError, reconSinks, recipientsOf, runReconciliation } from '../recon/run-day.ts';
 import { PermanentJobError, type JobDefinition } from './types.ts';
 
-export interface ReconNightlyData {
-  /** The business day to reconcile; default the day before the one the job runs in (Kuala Lumpur). */
-  day?: string;
-}
-
 /**
  * The nightly run: one workbook per agency (and the bank's live-test report) for the day. A sink whose
  * nightly run exists is skipped, so the job may run twice. A sink the pipeline has not caught up with
  * fails the job after the others are done, and the retry picks it up.
  */
-export const reconNightlyJob: JobDefinition<ReconNightlyData> = {
+export const reconNightlyJob: JobDefinition<ReconNightlyJob> = {
   name: 'recon-nightly',
   handles: (queue) => queue === RECON_NIGHTLY_QUEUE,
-  async process(data: ReconNightlyData, deps: Deps): Promise<void> {
+  jobId: reconNightlyJobId,
+  payloadSchema: 'https://schemas.amil.my/jobs/recon-nightly-job.json',
+  retry: { horizonMs: (pipeline) => pipeline.retryHorizonMs['recon-nightly'] },
+  async process(data: ReconNightlyJob, deps: Deps): Promise<void> {
     const day = data.day ?? prevDay(businessDate(deps.clock.now()));
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new PermanentJobError(`bad day ${day}`);
     const waiting: string[] = [];
     const asOf = await asOfNow(deps); // one as-of for every sink of the night
     for (const sink of await reconSinks(deps)) {
@@ -38,16 +41,15 @@ export const reconNightlyJob: JobDefinition<ReconNightlyData> = {
   },
 };
 
-export interface ReconEmailData {
-  runId: number;
-}
-
 /** E-mails a run's workbook to its recipients; every attempt is recorded, a sent run is never re-sent. */
-export const reconEmailJob: JobDefinition<ReconEmailData> = {
+export const reconEmailJob: JobDefinition<ReconEmailJob> = {
   name: 'recon-email',
   handles: (queue) => queue === RECON_EMAIL_QUEUE,
-  async process(data: ReconEmailData, deps: Deps): Promise<void> {
-    const run = typeof data.runId === 'number' ? await deps.store.reconRuns.get(data.runId) : undefined;
+  jobId: reconEmailJobId,
+  payloadSchema: 'https://schemas.amil.my/jobs/recon-email-job.json',
+  retry: { horizonMs: (pipeline) => pipeline.retryHorizonMs['recon-email'] },
+  async process(data: ReconEmailJob, deps: Deps): Promise<void> {
+    const run = await deps.store.reconRuns.get(data.runId);
     if (!run) throw new PermanentJobError(`no reconciliation run ${String(data.runId)}`);
     const deliveries = await deps.store.reconRuns.deliveries(run.id);
     if (deliveries.some((d) => d.outcome === 'sent')) return;

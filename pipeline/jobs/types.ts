@@ -1,12 +1,26 @@
+import type { Config } from '../../core/config.ts';
 import type { Deps } from '../../core/deps.ts';
 
+/** A job's parameters of the one retry policy (pipeline/retry.ts). */
+export interface JobRetryOptions {
+  /** How long a failing job keeps retrying before it shows as failed (PIPELINE_RETRY_HORIZONS). */
+  horizonMs(pipeline: Config['pipeline']): number;
+}
+
 /**
- * A job: its queue (or a queue-name test for families like `ledger-<sink>`) and a plain process(data,
- * deps) that tests call directly. Every job may run twice and must converge: idempotency lives in SQLite.
+ * A job, declared once and run by both runtimes: its queue (or a test for a family of queues, a ledger
+ * queue per sink), the job id its rows carry, the JSON Schema of its payload, its retry parameters, and a
+ * plain process(data, deps) that tests call directly. Every job may run twice and must converge:
+ * idempotency lives in the store.
  */
 export interface JobDefinition<T> {
   name: string;
   handles(queue: string): boolean;
+  /** The job id of one of its rows (core/queues.ts): the outbox's idempotency key. */
+  jobId: (...args: never[]) => string;
+  /** The $id of its payload's schema (schemas/jobs/): a payload that fails it fails the job at once. */
+  payloadSchema: string;
+  retry: JobRetryOptions;
   /** Jobs of one queue run at once (default 1: in order). */
   concurrency?: number;
   process(data: T, deps: Deps): Promise<void>;

@@ -18,7 +18,7 @@ import { hashPassword } from '../../core/passwords.ts';
 import { parseOffsetDateTime, klDayStartUtc, nextDay } from '../../core/time.ts';
 import { sha256Hex } from '../../core/canonical-json.ts';
 import type { AgencySettings, ArchivedPayment } from '../../core/store/index.ts';
-import { TEST_SINK } from '../../core/store/index.ts';
+import { openStore, TEST_SINK } from '../../core/store/index.ts';
 import { ingestBankBatch } from '../../ingest/bank-webhook/service.ts';
 import { createInProcessRuntime } from '../in-process-runtime.ts';
 import { runReconciliation, type ReconRunResult } from './run-day.ts';
@@ -142,7 +142,7 @@ export function readDayDir(
 }
 
 /**
- * Runs the whole pipeline on a day in an isolated store (a temporary directory, removed afterwards): each
+ * Runs the whole pipeline on a day in an isolated store (a temporary SQLite file, removed afterwards): each
  * body through the webhook's own ingest at its receipt time, normalise and fan-out, the payments, then the
  * workbook of every agency and the bank test report, written to `outDir`.
  */
@@ -161,7 +161,10 @@ export async function replayDay(
     recon: { ...base.config.recon, dir: path.join(work, 'reconciliation') },
     mail: { ...base.config.mail, smtpUrl: undefined, dir: path.join(work, 'mail') },
   };
-  const deps = createDeps({}, { config, clock, logger: createLogger('error', process.stderr) });
+  // The replay's store is an SQLite file of its own, opened here whatever engine the process runs on, so a
+  // replay can never write into the live database (with PostgreSQL, the live store is not a file at all).
+  const store = openStore(config.databaseFile);
+  const deps = createDeps({}, { config, clock, store, logger: createLogger('error', process.stderr) });
   try {
     for (const agency of archive.agencies) {
       await deps.store.agencies.create({ ...agency, apiKey: randomUUID(), now: clock.now() });
@@ -213,7 +216,7 @@ export async function replayDay(
   } finally {
     await deps.callbacks.close();
     deps.mailer.close();
-    deps.store.close();
+    await deps.store.close();
     rmSync(work, { recursive: true, force: true });
   }
 }

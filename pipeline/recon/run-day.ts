@@ -51,7 +51,7 @@ export async function runReconciliation(
   const asOf = options.asOf ?? (await asOfNow(deps));
   const snapshot = await deps.store.reconSnapshot.open(options.sink, options.day, asOf);
   try {
-    const ready = snapshot.readiness();
+    const ready = await snapshot.readiness();
     if (ready.normalised < ready.received || ready.ledgered < ready.forSink) {
       throw new NotReadyError(
         `the pipeline has not caught up with ${options.day}: ${ready.received - ready.normalised} version(s) ` +
@@ -99,7 +99,7 @@ export async function runReconciliation(
     );
     return { run, summary, path: file, mailedTo };
   } finally {
-    snapshot.close();
+    await snapshot.close();
   }
 }
 

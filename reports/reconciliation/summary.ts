@@ -76,9 +76,9 @@ export function canonicalType(item: Pick<ReconItem, 'channel' | 'typeRaw'>): str
 }
 
 /** Reads the whole day: control totals, the pending roll, and the fingerprint of all the content. */
-export function summarise(snapshot: ReconSnapshot): DaySummary {
+export async function summarise(snapshot: ReconSnapshot): Promise<DaySummary> {
   const builder = summaryBuilder(snapshot);
-  for (const item of snapshot.transactions()) builder.transaction(item);
+  for await (const item of snapshot.transactions()) builder.transaction(item);
   return builder.finish();
 }
 
@@ -88,7 +88,7 @@ export function summarise(snapshot: ReconSnapshot): DaySummary {
  */
 export function summaryBuilder(snapshot: ReconSnapshot): {
   transaction(item: ReconItem): void;
-  finish(): DaySummary;
+  finish(): Promise<DaySummary>;
 } {
   const hash = createHash('sha256');
   const feed = (section: string, value: unknown) => hash.update(`${section}\t${JSON.stringify(value)}\n`);
@@ -125,7 +125,7 @@ export function summaryBuilder(snapshot: ReconSnapshot): {
     count('channel', item.channel, item);
   };
 
-  const finish = (): DaySummary => {
+  const finish = async (): Promise<DaySummary> => {
     const roll: PendingRoll = {
       opening: zero(),
       added: zero(),
@@ -135,14 +135,14 @@ export function summaryBuilder(snapshot: ReconSnapshot): {
       closing: zero(),
       balances: false,
     };
-    for (const item of snapshot.pending('opening')) add(roll.opening, item.amountSen);
+    for await (const item of snapshot.pending('opening')) add(roll.opening, item.amountSen);
     // Every version received counts (issue 15): the roll shows each move, and "changes received" is
     // what the bank sent. A record of an earlier day is one adjustment however many versions it got; its
     // versions' changes to collected add up to its change over the day.
     let movements = 0;
     const adjustments = { count: 0, collectedDeltaSen: 0 };
     let lastAdjusted = '';
-    for (const move of snapshot.versions()) {
+    for await (const move of snapshot.versions()) {
       feed('m', move);
       movements += 1;
       rollMovement(roll, move);
@@ -153,11 +153,11 @@ export function summaryBuilder(snapshot: ReconSnapshot): {
         adjustments.collectedDeltaSen += collectedDelta(move);
       }
     }
-    for (const item of snapshot.pending('closing')) {
+    for await (const item of snapshot.pending('closing')) {
       feed('p', item);
       add(roll.closing, item.amountSen);
     }
-    const anomalies = snapshot.anomalies();
+    const anomalies = await snapshot.anomalies();
     for (const anomaly of anomalies) feed('a', anomaly);
 
     const expected = {

@@ -85,7 +85,7 @@ export async function writeReconWorkbook(input: WorkbookInput): Promise<DaySumma
     counted(snapshot.transactions(), (item) => builder.transaction(item)),
     maxRows,
   );
-  const summary = builder.finish();
+  const summary = await builder.finish();
 
   const flagged = snapshot.transactions({ flaggedOnly: true });
   await table(
@@ -113,8 +113,8 @@ export async function writeReconWorkbook(input: WorkbookInput): Promise<DaySumma
 }
 
 /** The items as they are, each handed to `see` as it is read (the summary counts the rows being written). */
-function* counted<T>(items: Iterable<T>, see: (item: T) => void): Generator<T> {
-  for (const item of items) {
+async function* counted<T>(items: AsyncIterable<T>, see: (item: T) => void): AsyncGenerator<T> {
+  for await (const item of items) {
     see(item);
     yield item;
   }
@@ -174,12 +174,12 @@ const EXCEPTION_COLUMNS: readonly Column<ExceptionLine>[] = [
   { header: 'Incoming version', width: 50, cell: (line) => line.incoming },
 ];
 
-function* exceptionLines(
-  flagged: Iterable<ReconItem>,
+async function* exceptionLines(
+  flagged: AsyncIterable<ReconItem>,
   snapshot: ReconSnapshot,
   explanations: Readonly<Record<string, string>>,
-): Generator<ExceptionLine> {
-  for (const item of flagged) {
+): AsyncGenerator<ExceptionLine> {
+  for await (const item of flagged) {
     const list = codes(item.exceptions);
     yield {
       orderNo: item.orderNo,
@@ -193,7 +193,7 @@ function* exceptionLines(
       incoming: null,
     };
   }
-  for (const anomaly of snapshot.anomalies()) {
+  for (const anomaly of await snapshot.anomalies()) {
     yield {
       orderNo: anomaly.orderNo,
       kind: 'anomaly',
@@ -267,7 +267,7 @@ async function table<T>(
   workbook: DeterministicWorkbookWriter,
   name: string,
   columns: readonly Column<T>[],
-  items: Iterable<T>,
+  items: AsyncIterable<T>,
   maxRows: number,
 ): Promise<string[]> {
   const names = [name];
@@ -289,7 +289,7 @@ async function table<T>(
   };
   let sheet = open(name);
   let rows = 1;
-  for (const item of items) {
+  for await (const item of items) {
     if (rows >= maxRows) {
       close(sheet, rows);
       names.push(`${name} (${names.length + 1})`);

@@ -39,7 +39,7 @@ async function cliOver(t: TestContext, options: { seed?: boolean } = {}): Promis
   if (options.seed) {
     const deps = open();
     await seedDemoData(deps.store, new Date());
-    deps.store.close();
+    await deps.store.close();
   }
   const opened: Deps[] = [];
   return {

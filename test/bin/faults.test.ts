@@ -45,7 +45,7 @@ async function handOverAll(env: Record<string, string>): Promise<void> {
   const relay = createOutboxRelay(deps, { pollMs: 50 });
   while ((await relay.handOver()) > 0);
   await relay.stop();
-  deps.store.close();
+  await deps.store.close();
 }
 
 async function worker(t: TestContext, env: Record<string, string>): Promise<RunningServer> {

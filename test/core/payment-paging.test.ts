@@ -54,9 +54,9 @@ test('payment pages, totals and streams of one agency or several equal a plain s
   const store = openStore(path.join(tempDir(t), 'amil.db'));
   // A second connection changes statuses behind the store's back: the counts follow by trigger.
   const raw = new Database(store.file);
-  t.after(() => {
+  t.after(async () => {
     raw.close();
-    store.close();
+    await store.close();
   });
   const setStatus = raw.prepare('UPDATE payments SET status = ? WHERE order_no = ?');
   let run = 0;

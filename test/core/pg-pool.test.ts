@@ -184,7 +184,6 @@ test('the PostgreSQL store migrates as it opens, and a repository it does not ha
       /store\.orders\.order has no PostgreSQL implementation yet/,
     );
   } finally {
-    store.close();
-    await store.closed();
+    await store.close();
   }
 });

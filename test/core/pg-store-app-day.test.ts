@@ -17,11 +17,11 @@ import { completePgStore, testPgUrl } from '../support/pg-stores.ts';
 async function workbook(store: Store, sink: string, file: string): Promise<Buffer> {
   const snapshot = await store.reconSnapshot.open(sink, DAY, AS_OF);
   try {
-    const ready = snapshot.readiness();
+    const ready = await snapshot.readiness();
     assert.ok(ready.ledgered === ready.forSink && ready.normalised === ready.received, `${sink} caught up`);
     await writeReconWorkbook({ snapshot, title: `Workbook of ${sink}`, explanations: EXCEPTION_CODES, file });
   } finally {
-    snapshot.close();
+    await snapshot.close();
   }
   return readFileSync(file);
 }

@@ -13,6 +13,7 @@ import { PermanentJobError } from '../../pipeline/jobs/types.ts';
 import type { PipelineRuntime } from '../../pipeline/runtime.ts';
 import type { BankWebhookResponse } from '../../schemas/index.ts';
 import { fixedClock, type Clock } from '../../core/clock.ts';
+import { CALLBACK_QUEUE } from '../../core/queues.ts';
 
 const DAY_DIR = path.join(REPO_ROOT, 'fixtures/days/2026-11-20');
 
@@ -92,6 +93,20 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
   test(`[${kind}] a normalise job for an unknown batch fails for good rather than succeeding silently`, async (t) => {
     const { app } = await backend(t);
     await assert.rejects(normaliseJob.process({ batchId: 'bat_nope' }, app.deps), PermanentJobError);
+  });
+
+  test(`[${kind}] a job whose payload fails its schema fails for good at once, saying which field is wrong`, async (t) => {
+    const { app, runtime } = await backend(t);
+    await app.deps.store.outbox.enqueue(CALLBACK_QUEUE, 'callback:bad:0', { callbackId: 'nine' }, new Date());
+    await runtime.drain();
+    const [failed, ...more] = await runtime.failed();
+    assert.equal(more.length, 0);
+    assert.equal(failed?.jobId, 'callback:bad:0');
+    assert.equal(failed.attempts, 1, 'not retried: it would fail the same way');
+    assert.match(failed.error, /^callback payload: \/callbackId must be integer$/);
+    const [row] = await app.deps.store.outbox.failed();
+    assert.equal(row?.jobId, 'callback:bad:0');
+    assert.match(row.lastError ?? '', /\/callbackId must be integer/);
   });
 
   test(`[${kind}] the same jobs processed twice leave the same ledger`, async (t) => {

@@ -135,7 +135,7 @@ test('a Transactions sheet past the row limit continues on Transactions (2), (3)
     try {
       await writeReconWorkbook({ snapshot, title: 'LZS', explanations: EXCEPTION_CODES, file, maxSheetRows });
     } finally {
-      snapshot.close();
+      await snapshot.close();
     }
   };
   const file = path.join(tempDir(t), 'split.xlsx');
@@ -181,7 +181,7 @@ test('comparing workbooks names a continuation sheet by its own name', async (t)
         maxSheetRows,
       });
     } finally {
-      snapshot.close();
+      await snapshot.close();
     }
   }
   const diff = await compareWorkbooks(path.join(dir, 'three.xlsx'), path.join(dir, 'four.xlsx'), 500);

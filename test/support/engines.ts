@@ -33,9 +33,9 @@ function openSqlite(t: TestContext): Promise<EngineStore> {
   const file = path.join(tempDir(t), 'amil.db');
   const store = openStore(file);
   const raw = new Database(file, { readonly: true });
-  onCleanup(t, () => {
+  onCleanup(t, async () => {
     raw.close();
-    store.close();
+    await store.close();
   });
   return Promise.resolve({
     ...store,
@@ -52,8 +52,7 @@ async function openPostgres(t: TestContext): Promise<EngineStore> {
   const raw = openPgPool(url, { max: 1 });
   onCleanup(t, async () => {
     await raw.close();
-    store.close();
-    await store.closed();
+    await store.close();
   });
   await store.ping();
   return { ...store, engine: 'postgresql', sql: <R>(text: string) => raw.rows<R>(text) };

@@ -101,17 +101,12 @@ export async function completePgStore(t: TestContext, url: string): Promise<Stor
   const first = openPgStore(url);
   const db = openPgPool(url, { max: 10 });
   let closing: Promise<void> | undefined;
-  const close = () => {
-    if (!closing) {
-      first.close();
-      closing = Promise.all([first.closed(), db.close()]).then(() => undefined);
-    }
-    return closing;
-  };
+  const close = () => (closing ??= Promise.all([first.close(), db.close()]).then(() => undefined));
   onCleanup(t, close);
   // Migrated (the store migrates as it opens) before this half's repositories, which do not wait, run.
   await first.ping();
-  return { ...first, ...pgHalf(db), incomplete: [], close: () => void close() } as Store;
+  const store: Store & { incomplete: readonly string[] } = { ...first, ...pgHalf(db), incomplete: [], close };
+  return store;
 }
 
 function openSqlite(t: TestContext): Promise<EngineHalf> {

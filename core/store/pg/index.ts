@@ -17,8 +17,6 @@ import { openPgPool, type PgPoolOptions } from './pool.ts';
 export interface PgStore extends Store {
   /** Repositories with no PostgreSQL implementation yet. */
   readonly incomplete: readonly string[];
-  /** Resolves once the pool is closed (close() starts it). */
-  closed(): Promise<void>;
 }
 
 /** Every method of `repository` waits for `ready` (the migrations) before it runs. */
@@ -83,7 +81,7 @@ export function openPgStore(url: string, options: PgPoolOptions = {}): PgStore {
     },
     close() {
       closing ??= ready.catch(() => undefined).then(() => db.close());
+      return closing;
     },
-    closed: () => closing ?? Promise.resolve(),
   };
 }

@@ -1,9 +1,9 @@
 /**
- * A reconciliation day as of an instant on PostgreSQL (the SQLite twin: ../sqlite/recon-snapshot.ts). The
- * snapshot's sections are synchronous iterators (the workbook writer reads them row by row), and
- * node-postgres reads only asynchronously: so `open` reads every section in one REPEATABLE READ, READ ONLY
- * transaction (one snapshot, as SQLite's one read transaction) and the sections iterate what it read. The
- * SQL is SQLite's, row for row and in the same order, so the workbook is byte-identical.
+ * A reconciliation day as of an instant on PostgreSQL (the SQLite twin: ../sqlite/recon-snapshot.ts).
+ * `open` reads every section in one REPEATABLE READ, READ ONLY transaction (one snapshot, as SQLite's one
+ * read transaction), so no connection is held while the workbook is written, and the sections iterate
+ * what it read (decision 148). The SQL is SQLite's, row for row and in the same order, so the workbook is
+ * byte-identical.
  */
 import { TEST_SINK } from '../ledger.ts';
 import { businessDate, klDayStartUtc, nextDay } from '../../time.ts';
@@ -286,31 +286,31 @@ class PgReconSnapshot implements ReconSnapshot {
     this.end = klDayStartUtc(nextDay(day));
   }
 
-  readiness(): ReconReadiness {
+  async readiness(): Promise<ReconReadiness> {
     return this.sections.readiness;
   }
 
-  *transactions(options: { flaggedOnly?: boolean } = {}): Generator<ReconItem> {
+  async *transactions(options: { flaggedOnly?: boolean } = {}): AsyncGenerator<ReconItem> {
     yield* options.flaggedOnly ? this.sections.flagged : this.sections.transactions;
   }
 
-  *pending(at: 'opening' | 'closing'): Generator<ReconItem> {
+  async *pending(at: 'opening' | 'closing'): AsyncGenerator<ReconItem> {
     yield* at === 'opening' ? this.sections.opening : this.sections.closing;
   }
 
-  *movements(options: { adjustmentsOnly?: boolean } = {}): Generator<ReconMovement> {
+  async *movements(options: { adjustmentsOnly?: boolean } = {}): AsyncGenerator<ReconMovement> {
     yield* options.adjustmentsOnly ? this.sections.adjustments : this.sections.movements;
   }
 
-  *versions(): Generator<ReconMovement> {
+  async *versions(): AsyncGenerator<ReconMovement> {
     yield* this.sections.versions;
   }
 
-  anomalies(): ReconAnomaly[] {
+  async anomalies(): Promise<ReconAnomaly[]> {
     return [...this.sections.anomalies];
   }
 
-  close(): void {
+  async close(): Promise<void> {
     // Nothing is held: the transaction ended when `open` had read the sections.
   }
 }

@@ -15,28 +15,21 @@ export function outboxWriter(db: Db) {
   };
 }
 
-/** How long a relay that died mid-hand-over keeps its rows from the others. */
-const HAND_OVER_LEASE_MS = 60_000;
-
 /** The runtimes' view of the outbox. */
 export function sqliteOutbox(db: Db): OutboxRepository {
   const write = outboxWriter(db);
-  const selectPending = db.prepare<[string, number], OutboxRow & { nextTryAt: string | null }>(
-    `SELECT id, queue, jobId, payload, attempts, nextTryAt FROM (
-       SELECT id, queue, job_id AS jobId, payload, attempts, next_try_at AS nextTryAt,
+  const selectPending = db.prepare<[string, number], OutboxRow>(
+    `SELECT id, queue, jobId, payload, attempts FROM (
+       SELECT id, queue, job_id AS jobId, payload, attempts,
          row_number() OVER (PARTITION BY queue ORDER BY id) AS nth
        FROM outbox
        WHERE sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= ?))
      WHERE nth <= ? ORDER BY id`,
   );
-  const lease = db.prepare<[string, number]>('UPDATE outbox SET next_try_at = ? WHERE id = ?');
-  const release = db.prepare<[string | null, number]>(
-    'UPDATE outbox SET next_try_at = ? WHERE id = ? AND sent_at IS NULL',
+  const markOne = db.prepare<[string, number]>(
+    'UPDATE outbox SET sent_at = ?, last_error = NULL WHERE id = ?',
   );
-  // Sent: the lease is over, and the row's retry time is what it was before.
-  const markOne = db.prepare<[string, string | null, number]>(
-    'UPDATE outbox SET sent_at = ?, next_try_at = ?, last_error = NULL WHERE id = ?',
-  );
+  let handing: Promise<unknown> = Promise.resolve();
   return {
     /** Adds a job on its own (a scheduled run); a job id already in the outbox is ignored. */
     async enqueue(queue: string, jobId: string, payload: unknown, now: Date): Promise<void> {
@@ -61,32 +54,20 @@ export function sqliteOutbox(db: Db): OutboxRepository {
     },
 
     async handOver(limitPerQueue, now, send) {
-      // SQLite cannot hold row locks across the hand-over's await, so the rows are leased instead: their
-      // retry time is moved past the lease in one write transaction, which another relay (of this process
-      // or another on the same file) waits for and then no longer sees them as pending.
-      const leaseUntil = new Date(now.getTime() + HAND_OVER_LEASE_MS).toISOString();
-      const taken = db
-        .transaction(() => {
-          const rows = selectPending.all(now.toISOString(), limitPerQueue);
-          for (const row of rows) lease.run(leaseUntil, row.id);
-          return rows;
-        })
-        .immediate();
-      if (taken.length === 0) return 0;
-      const rows = taken.map(({ nextTryAt: _, ...row }) => row);
-      try {
+      // One hand-over at a time in this process: two relays of one process never read the same rows. The
+      // rows stay pending while Redis is asked (a Redis that is down leaves them visibly waiting). Workers
+      // on one host sharing the file may still both add a row; BullMQ's job id keeps that to one job.
+      const run = handing.then(async () => {
+        const rows = selectPending.all(now.toISOString(), limitPerQueue);
+        if (rows.length === 0) return 0;
         await send(rows);
-      } catch (err) {
-        // Not handed over: back in line at once, as they were.
         db.transaction(() => {
-          for (const row of taken) release.run(row.nextTryAt, row.id);
+          for (const row of rows) markOne.run(now.toISOString(), row.id);
         }).immediate();
-        throw err;
-      }
-      db.transaction(() => {
-        for (const row of taken) markOne.run(now.toISOString(), row.nextTryAt, row.id);
-      }).immediate();
-      return rows.length;
+        return rows.length;
+      });
+      handing = run.catch(() => undefined);
+      return run;
     },
 
     async markSentMany(ids: readonly number[], now: Date): Promise<void> {

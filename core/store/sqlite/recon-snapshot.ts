@@ -86,7 +86,7 @@ class SqliteReconSnapshot implements ReconSnapshot {
   }
 
   /** Whether the pipeline has ledgered every version received from the start of the day until as-of. */
-  readiness(): ReconReadiness {
+  private readinessNow(): ReconReadiness {
     return this.db
       .prepare<Record<string, unknown>, ReconReadiness>(
         `WITH batches AS (SELECT id, accepted, updated FROM webhook_batches
@@ -104,7 +104,7 @@ class SqliteReconSnapshot implements ReconSnapshot {
   }
 
   /** Every posting and checkout payment of the business day, at its latest state as of as-of. */
-  *transactions(options: { flaggedOnly?: boolean } = {}): Generator<ReconItem> {
+  private *transactionRows(options: { flaggedOnly?: boolean }): Generator<ReconItem> {
     // Checkout rows first: one connection runs one statement at a time while the bank rows stream.
     // (Checkout payments carry no exception codes.)
     const rows = options.flaggedOnly
@@ -128,7 +128,7 @@ class SqliteReconSnapshot implements ReconSnapshot {
   }
 
   /** Records of this day or earlier pending at the day's start (`opening`) or at as-of (`closing`). */
-  *pending(at: 'opening' | 'closing'): Generator<ReconItem> {
+  private *pendingRows(at: 'opening' | 'closing'): Generator<ReconItem> {
     const params = { ...this.params, at: at === 'opening' ? this.start : this.asOf };
     const lookback = new Date(this.end);
     lookback.setUTCDate(lookback.getUTCDate() - CHECKOUT_PENDING_LOOKBACK_DAYS);
@@ -171,7 +171,7 @@ class SqliteReconSnapshot implements ReconSnapshot {
    * Every record of this day or earlier that changed from the start of the day until as-of, with its
    * state before the day and at as-of. `adjustmentsOnly`: only records of earlier days.
    */
-  *movements(options: { adjustmentsOnly?: boolean } = {}): Generator<ReconMovement> {
+  private *movementRows(options: { adjustmentsOnly?: boolean }): Generator<ReconMovement> {
     const params = this.params;
     // (A unary + keeps SQLite from walking the sink's whole received-time index for a single posting:
     // the primary key (sink, posting_id, version) is the way in.)
@@ -215,7 +215,7 @@ class SqliteReconSnapshot implements ReconSnapshot {
    * so a posting that went pending -> success within the day shows both moves. In the order of
    * `movements()`, a record's versions in turn.
    */
-  *versions(): Generator<ReconMovement> {
+  private *versionRows(): Generator<ReconMovement> {
     const params = this.params;
     yield* this.db
       .prepare<Record<string, unknown>, ReconMovement>(
@@ -251,7 +251,7 @@ class SqliteReconSnapshot implements ReconSnapshot {
   }
 
   /** Contradicting records received from the start of the day until as-of, with both versions. */
-  anomalies(): ReconAnomaly[] {
+  private anomalyRows(): ReconAnomaly[] {
     const params = this.params;
     const bank = this.db
       .prepare<Record<string, unknown>, ReconAnomaly>(
@@ -279,7 +279,33 @@ class SqliteReconSnapshot implements ReconSnapshot {
     );
   }
 
-  close(): void {
+  async readiness(): Promise<ReconReadiness> {
+    return this.readinessNow();
+  }
+
+  // The sections read their rows synchronously (better-sqlite3), one at a time, on this snapshot's own
+  // connection; the async generators only hand them on.
+  async *transactions(options: { flaggedOnly?: boolean } = {}): AsyncGenerator<ReconItem> {
+    yield* this.transactionRows(options);
+  }
+
+  async *pending(at: 'opening' | 'closing'): AsyncGenerator<ReconItem> {
+    yield* this.pendingRows(at);
+  }
+
+  async *movements(options: { adjustmentsOnly?: boolean } = {}): AsyncGenerator<ReconMovement> {
+    yield* this.movementRows(options);
+  }
+
+  async *versions(): AsyncGenerator<ReconMovement> {
+    yield* this.versionRows();
+  }
+
+  async anomalies(): Promise<ReconAnomaly[]> {
+    return this.anomalyRows();
+  }
+
+  async close(): Promise<void> {
     if (!this.db.open) return;
     this.db.exec('COMMIT');
     this.db.close();

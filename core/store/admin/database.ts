@@ -2,10 +2,11 @@
  * The database the environment selects, as `amil db migrate` and `amil db status` see it: PostgreSQL when
  * DATABASE_URL is set, otherwise the SQLite file in DATA_DIR. Each engine has its own migrations.
  */
-import { openDatabase } from './sqlite/db.ts';
-import { sqliteMigrationStatus, type MigrationState } from './migration-status.ts';
-import { migratePg, pgMigrationStatus } from './pg/migrate.ts';
-import { openPgPool, redactDatabaseUrl } from './pg/pool.ts';
+import type { MigrationState } from '../migration-status.ts';
+import { openDatabase } from '../sqlite/db.ts';
+import { sqliteMigrationStatus } from '../sqlite/migration-status.ts';
+import { migratePg, pgMigrationStatus } from '../pg/migrate.ts';
+import { openPgPool, redactDatabaseUrl } from '../pg/pool.ts';
 
 /** Where the store lives: DATABASE_URL, else the SQLite file. */
 export interface DatabaseTarget {

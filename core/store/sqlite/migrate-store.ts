@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { sqliteMigrationStatus } from './migration-status.ts';
-import { migratePg } from './pg/migrate.ts';
-import { openPgPool, type PgTx } from './pg/pool.ts';
+import { migratePg } from '../pg/migrate.ts';
+import { openPgPool, type PgTx } from '../pg/pool.ts';
 
 /** One table copied: its rows and the SHA-256 of its rows in key order, on each side. */
 export interface TableCopy {
