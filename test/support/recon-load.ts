@@ -1,6 +1,7 @@
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { fixedClock } from '../../core/clock.ts';
+import type { Deps } from '../../core/deps.ts';
 import { statusOfCode } from '../../core/payments/status.ts';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { startApp, type TestApp } from '../helpers.ts';
@@ -11,9 +12,10 @@ export async function loadDay(
   t: TestContext,
   generated: GeneratedDay,
   env: Record<string, string> = {},
+  overrides: Partial<Deps> = {},
 ): Promise<TestApp> {
   const clock = fixedClock('2026-11-18T00:00:00Z');
-  const app = await startApp(t, { LOG_LEVEL: 'warn', ...env }, { clock });
+  const app = await startApp(t, { LOG_LEVEL: 'warn', ...env }, { clock, ...overrides });
   const relay = createInProcessRuntime(app.deps, { pollMs: 20, maxAttempts: 3, backoffMs: 10 });
   for (const batch of generated.batches) {
     clock.set(batch.at);

@@ -1,0 +1,169 @@
+/**
+ * Merchant callbacks on PostgreSQL (the SQLite twin: ../sqlite/callbacks.ts). Workers on several machines
+ * lease callbacks: a claim takes the callback's row with FOR UPDATE SKIP LOCKED (a row another worker is
+ * claiming right now is 'busy', never waited for), and then locks the order's older callbacks, so a newer
+ * status never overtakes an older one still being delivered.
+ */
+import { CALLBACK_QUEUE, callbackJobId } from '../../queues.ts';
+import { writeOutbox } from './outbox.ts';
+import { statement, type PgDb, type Queryable } from './pool.ts';
+import type { CallbackDraft } from '../orders.ts';
+import type { CallbackAttempt, CallbackRow, CallbacksRepository } from '../callbacks.ts';
+
+const CALLBACK_COLUMNS = `c.id, c.order_no AS "orderNo", p.agency_code AS "agencyCode", c.status, c.url, c.fields,
+  c.created_at AS "createdAt", c.state, c.attempts, c.next_attempt_at AS "nextAttemptAt",
+  c.finished_at AS "finishedAt"`;
+
+const SUPERSEDE_QUEUED = statement(
+  `UPDATE callbacks SET state = 'superseded', finished_at = $1 WHERE order_no = $2 AND state = 'queued'`,
+);
+const INSERT_CALLBACK = statement(
+  `INSERT INTO callbacks (order_no, status, url, fields, created_at, next_attempt_at)
+   VALUES ($1, $2, $3, $4, $5, $5) RETURNING id`,
+);
+const CLAIM_ROW = statement(
+  `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p USING (order_no) WHERE c.id = $1
+   FOR UPDATE OF c SKIP LOCKED`,
+);
+const EXISTS = statement('SELECT 1 AS one FROM callbacks WHERE id = $1');
+// The order's callbacks up to this one, locked (in id order, as every claimant takes them), leased.
+const LEASED_OF_ORDER = statement(
+  `SELECT count(*) FILTER (WHERE lease_until > $3) AS n FROM (
+     SELECT lease_until FROM callbacks WHERE order_no = $1 AND id <= $2 ORDER BY id FOR UPDATE) c`,
+);
+const SET_LEASE = statement('UPDATE callbacks SET lease_until = $1 WHERE id = $2');
+const INSERT_ATTEMPT = statement(
+  `INSERT INTO callback_attempts (callback_id, at, status_code, latency_ms, error, response_prefix)
+   VALUES ($1, $2, $3, $4, $5, $6)`,
+);
+// RETURNING the state after the update: a callback superseded meanwhile stays superseded.
+const SCHEDULE_RETRY = statement(
+  `UPDATE callbacks SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = $1 WHERE id = $2
+   RETURNING state`,
+);
+const FINISH = statement(
+  `UPDATE callbacks SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = NULL,
+     state = CASE WHEN state = 'queued' OR $1 = 'delivered' THEN $1 ELSE state END, finished_at = $2
+   WHERE id = $3`,
+);
+const LOCK_ORDER = statement('SELECT order_no FROM payments WHERE order_no = $1 FOR UPDATE');
+const LATEST_OF_ORDER = statement(
+  'SELECT status, url, fields FROM callbacks WHERE order_no = $1 ORDER BY id DESC LIMIT 1',
+);
+const LIST = statement(
+  `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p USING (order_no)
+   WHERE (NOT $1 OR c.state IN ('dead', 'gone') OR (c.state = 'queued' AND c.attempts > 0))
+   ORDER BY c.id DESC LIMIT $2`,
+);
+const OF_ORDER = statement(
+  `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p USING (order_no) WHERE c.order_no = $1
+   ORDER BY c.id`,
+);
+const ATTEMPTS_OF = statement(
+  `SELECT callback_id AS "callbackId", at, status_code AS "statusCode", latency_ms AS "latencyMs", error,
+     response_prefix AS "responsePrefix"
+   FROM callback_attempts WHERE callback_id = ANY($1::bigint[]) ORDER BY id`,
+);
+
+/**
+ * Queues a callback for an order inside the caller's transaction (the settlement's, which holds the
+ * order's row), superseding any older one not yet delivered; its first attempt goes to the outbox.
+ */
+export async function queueCallback(
+  tx: Queryable,
+  orderNo: string,
+  status: string,
+  draft: CallbackDraft,
+  at: string,
+): Promise<number> {
+  await tx.run(SUPERSEDE_QUEUED, [at, orderNo]);
+  const { id } = (await tx.row<{ id: number }>(INSERT_CALLBACK, [
+    orderNo,
+    status,
+    draft.url,
+    JSON.stringify(draft.fields),
+    at,
+  ]))!;
+  await writeOutbox(tx, CALLBACK_QUEUE, callbackJobId(id, 0), { callbackId: id }, at);
+  return id;
+}
+
+/** Merchant callbacks: leases, attempts and retries (through the outbox), and what ops and reports read. */
+export function pgCallbacks(db: PgDb): CallbacksRepository {
+  return {
+    async claim(id, now, leaseUntil) {
+      return db.transaction(async (tx) => {
+        const row = await tx.row<CallbackRow>(CLAIM_ROW, [id]);
+        if (!row)
+          return (await tx.row(EXISTS, [id])) ? { refused: 'busy' as const } : { refused: 'done' as const };
+        if (row.state !== 'queued') return { refused: 'done' as const };
+        const leased = await tx.row<{ n: number }>(LEASED_OF_ORDER, [row.orderNo, id, now]);
+        if ((leased?.n ?? 0) > 0) return { refused: 'busy' as const };
+        await tx.run(SET_LEASE, [leaseUntil, id]);
+        return { claimed: row };
+      });
+    },
+
+    async finishAttempt(id, attempt, verdict) {
+      await db.transaction(async (tx) => {
+        await tx.run(INSERT_ATTEMPT, [
+          id,
+          attempt.at,
+          attempt.statusCode,
+          Math.round(attempt.latencyMs),
+          attempt.error,
+          attempt.responsePrefix,
+        ]);
+        if (verdict.state === 'queued') {
+          const after = await tx.row<{ state: string }>(SCHEDULE_RETRY, [verdict.nextAttemptAt, id]);
+          if (after?.state === 'queued')
+            await writeOutbox(
+              tx,
+              CALLBACK_QUEUE,
+              verdict.jobId,
+              { callbackId: id },
+              attempt.at,
+              verdict.nextAttemptAt,
+            );
+        } else {
+          await tx.run(FINISH, [verdict.state, attempt.at, id]);
+        }
+      });
+    },
+
+    async defer(id, jobId, at, notBefore) {
+      await writeOutbox(db, CALLBACK_QUEUE, jobId, { callbackId: id }, at, notBefore);
+    },
+
+    async redeliver(orderNo, at) {
+      return db.transaction(async (tx) => {
+        // The order's row, as a settlement takes it: its callbacks are queued one transaction at a time.
+        await tx.run(LOCK_ORDER, [orderNo]);
+        const latest = await tx.row<{ status: string; url: string; fields: string }>(LATEST_OF_ORDER, [
+          orderNo,
+        ]);
+        if (!latest) return undefined;
+        const fields = JSON.parse(latest.fields) as Record<string, string>;
+        return queueCallback(tx, orderNo, latest.status, { url: latest.url, fields }, at);
+      });
+    },
+
+    async list(filter) {
+      return db.rows<CallbackRow>(LIST, [filter.failed === true, filter.limit]);
+    },
+
+    async ofOrder(orderNo) {
+      const rows = await db.rows<CallbackRow>(OF_ORDER, [orderNo]);
+      if (rows.length === 0) return [];
+      const attempts = await db.rows<CallbackAttempt & { callbackId: number }>(ATTEMPTS_OF, [
+        rows.map((r) => r.id),
+      ]);
+      return rows.map((row) => ({
+        ...row,
+        attemptLog: attempts
+          .filter((a) => a.callbackId === row.id)
+          .map(({ callbackId: _id, ...attempt }) => attempt),
+      }));
+    },
+  };
+}

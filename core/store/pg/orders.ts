@@ -1,0 +1,219 @@
+/**
+ * Checkout orders on PostgreSQL (the SQLite twin: ../sqlite/orders.ts). Idempotency is the unique keys':
+ * a merchant's repeated refNo meets the partial unique index on (agency_code, ref_no) of checkout orders,
+ * never a read-then-write race. Every change of an order locks its row (FOR UPDATE), so an attempt and a
+ * settlement of one order run one after the other on any number of machines.
+ */
+import { queueCallback } from './callbacks.ts';
+import { queueReceipt } from './receipts.ts';
+import { statement, type PgDb, type Queryable } from './pool.ts';
+import type {
+  AttemptRefusal,
+  NewAttempt,
+  NewOrder,
+  OrderRow,
+  OrdersRepository,
+  PaymentRow,
+  SettleOutcome,
+} from '../orders.ts';
+
+export const ORDER_COLUMNS = `order_no AS "orderNo", agency_code AS "agencyCode", ref_no AS "refNo",
+  extra_data AS "extraData", payment_category AS "paymentCategory", amount_sen AS "amountSen",
+  add_charge_sen AS "addChargeSen", email, return_url AS "returnUrl", payment_method AS "paymentMethod", status,
+  debit_auth_code AS "debitAuthCode", fpx_txn_id AS "fpxTxnId", fpx_txn_time AS "fpxTxnTime",
+  created_at AS "createdAt", updated_at AS "updatedAt", form_token AS "formToken", acquirer_ref AS "acquirerRef",
+  bank_id AS "bankId", bank_name AS "bankName", extras, source, pay_link AS "payLink",
+  pay_link_uses AS "payLinkUses"`;
+
+const BY_ORDER = statement(`SELECT ${ORDER_COLUMNS} FROM payments WHERE order_no = $1`);
+const LOCK_ORDER = statement(`SELECT ${ORDER_COLUMNS} FROM payments WHERE order_no = $1 FOR UPDATE`);
+// The merchant's order of a refNo (pay-link payments share their link's refNo and are not it).
+const BY_REF = statement(
+  `SELECT ${ORDER_COLUMNS} FROM payments WHERE agency_code = $1 AND ref_no = $2 AND source = 'checkout'`,
+);
+const INSERT_ORDER_COLUMNS = `(order_no, agency_code, ref_no, extra_data, payment_category, amount_sen, email,
+  return_url, status, created_at, updated_at, form_token, extras, source, pay_link, pay_link_uses)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $9, $10, $11, $12, $13, $14)`;
+// A repeated (agency, refNo) of a checkout order inserts nothing: the caller gets the existing order.
+const INSERT_CHECKOUT = statement(
+  `INSERT INTO payments ${INSERT_ORDER_COLUMNS}
+   ON CONFLICT (agency_code, ref_no) WHERE source = 'checkout' DO NOTHING RETURNING order_no`,
+);
+const INSERT_PAY_LINK = statement(`INSERT INTO payments ${INSERT_ORDER_COLUMNS} RETURNING order_no`);
+const INSERT_EVENT = statement(
+  'INSERT INTO payment_events (order_no, at, status, debit_auth_code, source) VALUES ($1, $2, $3, $4, $5)',
+);
+// A once-link is taken by a payment that succeeded, or one the bank is working on (pending with an
+// attempt): a second payer would pay twice. A failed or abandoned payment leaves it free.
+const LINK_STATE = statement(
+  `SELECT count(*) FILTER (WHERE status = 'success') AS paid,
+     count(*) FILTER (WHERE status = 'pending' AND acquirer_ref IS NOT NULL) AS "inProgress"
+   FROM payments WHERE pay_link = $1 AND order_no <> $2`,
+);
+// One link's attempts one at a time, on every machine (released at commit): two payers of one household
+// QR cannot both see the link free.
+const LOCK_LINK = statement(`SELECT pg_advisory_xact_lock(hashtextextended('pay-link:' || $1, 0))`);
+const START_PAYMENT = statement(
+  `UPDATE payments SET payment_method = $2, bank_id = $3, bank_name = $4, add_charge_sen = $5,
+     acquirer_ref = $6, updated_at = $7
+   WHERE order_no = $1`,
+);
+const UNPAID_BEFORE = statement(
+  `SELECT ${ORDER_COLUMNS} FROM payments WHERE status = 'pending' AND acquirer_ref IS NULL AND created_at < $1
+   ORDER BY created_at LIMIT $2`,
+);
+const AWAITING_ACQUIRER = statement(
+  `SELECT ${ORDER_COLUMNS} FROM payments WHERE status = 'pending' AND acquirer_ref IS NOT NULL
+   ORDER BY created_at LIMIT $1`,
+);
+const INSERT_ANOMALY = statement(
+  `INSERT INTO payment_anomalies (order_no, stored_status, incoming_code, source, seen_at)
+   VALUES ($1, $2, $3, $4, $5)`,
+);
+const APPLY_RESULT = statement(
+  `UPDATE payments SET status = $1, debit_auth_code = $2, fpx_txn_id = $3, fpx_txn_time = $4, updated_at = $5
+   WHERE order_no = $6`,
+);
+const INSERT_PAYMENT = statement(
+  `INSERT INTO payments (order_no, agency_code, ref_no, extra_data, payment_category, amount_sen, add_charge_sen,
+     email, return_url, payment_method, status, debit_auth_code, fpx_txn_id, fpx_txn_time, created_at, updated_at,
+     source, pay_link)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+);
+
+async function linkState(
+  q: Queryable,
+  link: string,
+  except: string,
+): Promise<'free' | 'paid' | 'in-progress'> {
+  const state = await q.row<{ paid: number; inProgress: number }>(LINK_STATE, [link, except]);
+  if ((state?.paid ?? 0) > 0) return 'paid';
+  return (state?.inProgress ?? 0) > 0 ? 'in-progress' : 'free';
+}
+
+/** Checkout orders, their attempts, and their settlement by the acquirer's result. */
+export function pgOrders(db: PgDb): OrdersRepository {
+  return {
+    async order(orderNo) {
+      return db.row<OrderRow>(BY_ORDER, [orderNo]);
+    },
+
+    async orderByRef(agency, refNo) {
+      return db.row<OrderRow>(BY_REF, [agency, refNo]);
+    },
+
+    async createOrder(order: NewOrder) {
+      const { payLink } = order;
+      return db.transaction(async (tx) => {
+        const inserted = await tx.row<{ order_no: string }>(payLink ? INSERT_PAY_LINK : INSERT_CHECKOUT, [
+          order.orderNo,
+          order.agencyCode,
+          order.refNo,
+          order.extraData,
+          order.paymentCategory,
+          order.amountSen,
+          order.email,
+          order.returnUrl,
+          order.at,
+          order.formToken,
+          order.extras ? JSON.stringify(order.extras) : null,
+          payLink ? 'pay-link' : 'checkout',
+          payLink?.link ?? null,
+          payLink?.uses ?? null,
+        ]);
+        if (!inserted) {
+          // The unique index saw the refNo: the order that holds it, committed before our insert waited.
+          const existing = await tx.row<OrderRow>(BY_REF, [order.agencyCode, order.refNo]);
+          if (!existing) throw new Error(`no order of ${order.agencyCode} ${order.refNo} after a conflict`);
+          return { created: false, order: existing };
+        }
+        await tx.run(INSERT_EVENT, [order.orderNo, order.at, 'pending', null, 'checkout']);
+        return { created: true, order: (await tx.row<OrderRow>(BY_ORDER, [order.orderNo]))! };
+      });
+    },
+
+    async insert(row: PaymentRow, source: string) {
+      await db.transaction(async (tx) => {
+        await tx.run(INSERT_PAYMENT, [
+          row.orderNo,
+          row.agencyCode,
+          row.refNo,
+          row.extraData,
+          row.paymentCategory,
+          row.amountSen,
+          row.addChargeSen,
+          row.email,
+          row.returnUrl,
+          row.paymentMethod,
+          row.status,
+          row.debitAuthCode,
+          row.fpxTxnId,
+          row.fpxTxnTime,
+          row.createdAt,
+          row.updatedAt,
+          row.source,
+          row.payLink,
+        ]);
+        await tx.run(INSERT_EVENT, [row.orderNo, row.createdAt, row.status, row.debitAuthCode, source]);
+      });
+    },
+
+    async payLinkState(link) {
+      return linkState(db, link, '');
+    },
+
+    async startAttempt(orderNo: string, attempt: NewAttempt) {
+      return db.transaction(async (tx): Promise<AttemptRefusal | undefined> => {
+        const order = await tx.row<OrderRow>(LOCK_ORDER, [orderNo]);
+        if (!order || order.status !== 'pending' || order.acquirerRef !== null) return 'already-started';
+        if (order.payLink !== null && order.payLinkUses === 'once') {
+          await tx.run(LOCK_LINK, [order.payLink]);
+          const state = await linkState(tx, order.payLink, orderNo);
+          if (state === 'paid') return 'link-paid';
+          if (state === 'in-progress') return 'link-in-progress';
+        }
+        await tx.run(START_PAYMENT, [
+          orderNo,
+          attempt.paymentMethod,
+          attempt.bankId,
+          attempt.bankName,
+          attempt.addChargeSen,
+          attempt.acquirerRef,
+          attempt.at,
+        ]);
+        return undefined;
+      });
+    },
+
+    async unpaidBefore(before, limit) {
+      return db.rows<OrderRow>(UNPAID_BEFORE, [before, limit]);
+    },
+
+    async awaitingAcquirer(limit) {
+      return db.rows<OrderRow>(AWAITING_ACQUIRER, [limit]);
+    },
+
+    async settle(orderNo, result, at, callback, receipt = () => undefined) {
+      return db.transaction(async (tx): Promise<{ outcome: SettleOutcome; order: OrderRow }> => {
+        const current = await tx.row<OrderRow>(LOCK_ORDER, [orderNo]);
+        if (!current) throw new Error(`no order ${orderNo}`);
+        if (current.status !== 'pending') {
+          if (current.status === result.status) return { outcome: 'unchanged', order: current };
+          await tx.run(INSERT_ANOMALY, [orderNo, current.status, result.code, result.source, at]);
+          return { outcome: 'contradiction', order: current };
+        }
+        // Pending stays pending: news only the first time the acquirer answers (its code was empty).
+        if (result.status === 'pending' && (current.debitAuthCode ?? '') !== '')
+          return { outcome: 'unchanged', order: current };
+        await tx.run(APPLY_RESULT, [result.status, result.code, result.txnId, result.txnTime, at, orderNo]);
+        await tx.run(INSERT_EVENT, [orderNo, at, result.status, result.code, result.source]);
+        const order = (await tx.row<OrderRow>(BY_ORDER, [orderNo]))!;
+        const draft = callback(order);
+        if (draft) await queueCallback(tx, orderNo, result.status, draft, at);
+        const recipient = receipt(order);
+        if (recipient) await queueReceipt(tx, orderNo, recipient, at);
+        return { outcome: 'applied', order };
+      });
+    },
+  };
+}

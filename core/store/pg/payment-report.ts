@@ -1,0 +1,169 @@
+/**
+ * The payment report's reads on PostgreSQL (the SQLite twin: ../sqlite/payment-report.ts): pages from the
+ * per-day counts within one snapshot, every row streamed through a cursor in one snapshot.
+ */
+import { klDayStartUtc, nextDay } from '../../time.ts';
+import { statement, type PgDb, type Queryable } from './pool.ts';
+import { inSnapshot, streamRows } from './snapshot-read.ts';
+import type { PaymentEvent, PaymentRow } from '../orders.ts';
+import type { FoundPayment, PaymentFilter, PaymentReportRepository } from '../payment-report.ts';
+
+const COLUMNS = `order_no AS "orderNo", agency_code AS "agencyCode", ref_no AS "refNo", extra_data AS "extraData",
+  payment_category AS "paymentCategory", amount_sen AS "amountSen", add_charge_sen AS "addChargeSen", email,
+  return_url AS "returnUrl", payment_method AS "paymentMethod", status, debit_auth_code AS "debitAuthCode",
+  fpx_txn_id AS "fpxTxnId", fpx_txn_time AS "fpxTxnTime", created_at AS "createdAt", updated_at AS "updatedAt",
+  source, pay_link AS "payLink"`;
+
+// $1 agencies (one or several), $2 from, $3 to (instants), $4 approved (boolean or null), $5 order number.
+const WHERE = `WHERE agency_code = ANY($1::text[]) AND created_at >= $2 AND created_at < $3
+  AND ($4::boolean IS NULL OR (status = 'success') = $4)
+  AND ($5::text IS NULL OR order_no = $5)`;
+const COUNT = statement(`SELECT count(*) AS n FROM payments ${WHERE}`);
+const PAGE = statement(
+  `SELECT ${COLUMNS} FROM payments ${WHERE} ORDER BY created_at, order_no LIMIT $6 OFFSET $7`,
+);
+const ALL = `SELECT ${COLUMNS} FROM payments ${WHERE} ORDER BY created_at, order_no`;
+// $1 agencies, $2 first day, $3 last day, $4 approved.
+const DAY_COUNTS = statement(
+  `SELECT day, sum(n) AS n FROM payment_day_counts
+   WHERE agency_code = ANY($1::text[]) AND day >= $2 AND day <= $3 AND ($4::boolean IS NULL OR approved = $4::int)
+   GROUP BY day ORDER BY day`,
+);
+const EVENTS = statement(
+  `SELECT order_no AS "orderNo", at, status, debit_auth_code AS "debitAuthCode", source FROM payment_events
+   WHERE order_no = ANY($1::text[]) ORDER BY id`,
+);
+const BY_ORDER_NO = statement(`SELECT ${COLUMNS}, extras FROM payments WHERE order_no = $1`);
+const BY_REF = statement(
+  `SELECT ${COLUMNS}, extras FROM payments WHERE agency_code = ANY($1::text[]) AND ref_no = $2`,
+);
+const BY_EMAIL = statement(
+  `SELECT ${COLUMNS} FROM payments WHERE email = $1 AND agency_code = ANY($2::text[])
+   ORDER BY created_at DESC, order_no`,
+);
+
+/** Rows read per round trip when every row is streamed. */
+const CHUNK = 1000;
+/** The end of the last day there is: 'infinity' is after every instant. */
+const END_OF_TIME = 'infinity';
+
+/**
+ * The instant a KL day starts, as PostgreSQL reads it. The first day there is (0001-01-01, a report's
+ * default start) starts in year 0 in UTC, which a timestamptz cannot hold: '-infinity' is before every
+ * instant, as SQLite's string comparison puts that start.
+ */
+const dayStart = (day: string): string => {
+  const start = klDayStartUtc(day);
+  return start.startsWith('0000-') ? '-infinity' : start;
+};
+
+/**
+ * The instant that ends the last of `days` (counts from a page's first day on) that a page needing `need`
+ * rows reaches; undefined when the page reaches past them all.
+ */
+function endOfPage(days: readonly { day: string; n: number }[], need: number): string | undefined {
+  let covered = 0;
+  for (const { day, n } of days) {
+    covered += n;
+    if (covered >= need) return day >= '9999-12-31' ? END_OF_TIME : klDayStartUtc(nextDay(day));
+  }
+  return undefined;
+}
+
+function bind(f: PaymentFilter) {
+  const agencies = typeof f.agency === 'string' ? [f.agency] : [...new Set(f.agency)];
+  return {
+    agencies,
+    from: dayStart(f.firstDay),
+    to: f.lastDay >= '9999-12-31' ? END_OF_TIME : klDayStartUtc(nextDay(f.lastDay)),
+    approved: f.isApproved ?? null,
+    sellerOrderNo: f.sellerOrderNo ?? null,
+  };
+}
+
+type Bound = ReturnType<typeof bind>;
+const whereValues = (p: Bound, from = p.from, to = p.to) => [
+  p.agencies,
+  from,
+  to,
+  p.approved,
+  p.sellerOrderNo,
+];
+
+async function dayCounts(q: Queryable, f: PaymentFilter, p: Bound) {
+  return q.rows<{ day: string; n: number }>(DAY_COUNTS, [p.agencies, f.firstDay, f.lastDay, p.approved]);
+}
+
+/** The payment report's reads over payments (checkout orders and pay-link payments). */
+export function pgPaymentReport(db: PgDb): PaymentReportRepository {
+  return {
+    /**
+     * One page of the agencies' payments. The total and the page's first day come from the per-day counts,
+     * so only rows of the page's own first day are skipped by OFFSET; one snapshot for both.
+     */
+    async page(filter, limit, offset) {
+      const p = bind(filter);
+      return inSnapshot(db, async (tx) => {
+        if (p.sellerOrderNo !== null) {
+          const rows = await tx.rows<PaymentRow>(PAGE, [...whereValues(p), limit, offset]);
+          return { rows, total: (await tx.row<{ n: number }>(COUNT, whereValues(p)))?.n ?? 0 };
+        }
+        const days = await dayCounts(tx, filter, p);
+        const total = days.reduce((sum, day) => sum + day.n, 0);
+        let skip = offset;
+        for (const [i, day] of days.entries()) {
+          if (skip < day.n) {
+            // The read stops at the end of the last day the page reaches: the sort never sees the rest.
+            const to = endOfPage(days.slice(i), skip + limit) ?? p.to;
+            const rows = await tx.rows<PaymentRow>(PAGE, [
+              ...whereValues(p, dayStart(day.day), to),
+              limit,
+              skip,
+            ]);
+            return { rows, total };
+          }
+          skip -= day.n;
+        }
+        return { rows: [], total };
+      });
+    },
+
+    async count(filter) {
+      const p = bind(filter);
+      if (p.sellerOrderNo !== null) return (await db.row<{ n: number }>(COUNT, whereValues(p)))?.n ?? 0;
+      return (await dayCounts(db, filter, p)).reduce((sum, day) => sum + day.n, 0);
+    },
+
+    /** Every matching payment, in report order, through a cursor in one snapshot (memory stays flat). */
+    async *all(filter) {
+      yield* streamRows<PaymentRow>(db, ALL, whereValues(bind(filter)), CHUNK);
+    },
+
+    async find(agencies, key) {
+      type Found = PaymentRow & { extras: string | null };
+      // By order number (the primary key), or by refNo within the agencies (their index): never a scan.
+      const rows =
+        key.orderNo !== undefined
+          ? (await db.rows<Found>(BY_ORDER_NO, [key.orderNo])).filter((row) =>
+              agencies.includes(row.agencyCode),
+            )
+          : (await db.rows<Found>(BY_REF, [[...agencies], key.refNo ?? ''])).sort(
+              (a, b) =>
+                Number(b.source === 'checkout') - Number(a.source === 'checkout') ||
+                Number(b.status === 'success') - Number(a.status === 'success') ||
+                b.createdAt.localeCompare(a.createdAt) ||
+                a.orderNo.localeCompare(b.orderNo),
+            );
+      if (rows.length === 0) return [];
+      const events = await db.rows<PaymentEvent & { orderNo: string }>(EVENTS, [rows.map((r) => r.orderNo)]);
+      return rows.map((row): FoundPayment => ({
+        ...row,
+        events: events.filter((e) => e.orderNo === row.orderNo).map(({ orderNo: _o, ...event }) => event),
+      }));
+    },
+
+    async byEmail(email, agencies) {
+      return db.rows<PaymentRow>(BY_EMAIL, [email.trim().toLowerCase(), [...agencies]]);
+    },
+  };
+}
