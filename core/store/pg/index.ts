@@ -13,6 +13,18 @@ import { migratePg } from './migrate.ts';
 import { pgOutbox } from './outbox.ts';
 import { pgPartners } from './partners.ts';
 import { openPgPool, type PgPoolOptions } from './pool.ts';
+import { pgReportTokens } from './report-tokens.ts';
+import { pgOrders } from './orders.ts';
+import { pgCallbacks } from './callbacks.ts';
+import { pgPaymentReport } from './payment-report.ts';
+import { pgZakatReport } from './zakat-report.ts';
+import { pgSandbox } from './sandbox.ts';
+import { pgReconRuns } from './recon-runs.ts';
+import { pgReconArchive } from './recon-archive.ts';
+import { pgReconSnapshot } from './recon-snapshot.ts';
+import { pgQrCodes } from './qr-codes.ts';
+import { pgReceipts } from './receipts.ts';
+import { pgOps } from './ops.ts';
 
 export interface PgStore extends Store {
   /** Repositories with no PostgreSQL implementation yet. */
@@ -62,19 +74,21 @@ export function openPgStore(url: string, options: PgPoolOptions = {}): PgStore {
     agencies: afterReady(ready, pgAgencies(db)),
     outbox: afterReady(ready, pgOutbox(db)),
     ledger: afterReady(ready, pgLedger(db)),
-    // The other repositories come with the second half of issue 17.
-    reportTokens: missing('reportTokens'),
-    orders: missing('orders'),
-    callbacks: missing('callbacks'),
-    paymentReport: missing('paymentReport'),
-    zakatReport: missing('zakatReport'),
-    sandbox: missing('sandbox'),
-    reconRuns: missing('reconRuns'),
-    reconArchive: missing('reconArchive'),
-    reconSnapshot: missing('reconSnapshot'),
-    qrCodes: missing('qrCodes'),
-    receipts: missing('receipts'),
-    ops: missing('ops'),
+    reportTokens: afterReady(ready, pgReportTokens(db)),
+    orders: afterReady(ready, pgOrders(db)),
+    callbacks: afterReady(ready, pgCallbacks(db)),
+    paymentReport: afterReady(ready, pgPaymentReport(db)),
+    zakatReport: afterReady(ready, pgZakatReport(db)),
+    sandbox: afterReady(ready, pgSandbox(db)),
+    reconRuns: afterReady(ready, pgReconRuns(db)),
+    reconArchive: afterReady(ready, pgReconArchive(db)),
+    reconSnapshot: afterReady(ready, pgReconSnapshot(db)),
+    qrCodes: afterReady(ready, pgQrCodes(db)),
+    receipts: afterReady(ready, pgReceipts(db)),
+    ops: afterReady(ready, pgOps(db)),
+    // The merchant dashboard's (issue 18) come next.
+    dashboardUsers: missing('dashboardUsers'),
+    dashboardReads: missing('dashboardReads'),
     async ping() {
       await ready;
       await db.run('SELECT 1');

@@ -1,5 +1,5 @@
 /** Reconciliation runs on PostgreSQL (the SQLite twin: ../sqlite/recon-runs.ts). */
-import { RECON_EMAIL_QUEUE, reconEmailJobId } from '../../queues.ts';
+import { RECON_EMAIL_QUEUE, reconEmailJobId, reconRemailJobId } from '../../queues.ts';
 import { writeOutbox } from './outbox.ts';
 import { statement, type PgDb } from './pool.ts';
 import type { ReconDelivery, ReconRunRow, ReconRunsRepository } from '../recon-runs.ts';
@@ -40,6 +40,9 @@ const LIST = statement(
 const INSERT_DELIVERY = statement(
   `INSERT INTO recon_deliveries (run_id, recipients, attempt, at, outcome, message_id, detail)
    VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+);
+const SENT_COUNT = statement(
+  `SELECT count(*) AS n FROM recon_deliveries WHERE run_id = $1 AND outcome = 'sent'`,
 );
 const EMAIL_QUEUED = statement('SELECT 1 AS one FROM outbox WHERE job_id = $1');
 const DELIVERIES = statement(
@@ -104,6 +107,19 @@ export function pgReconRuns(db: PgDb): ReconRunsRepository {
         filter.limit,
       ]);
       return rows.map(parseRun);
+    },
+
+    async requestRemail(runId, at) {
+      await db.transaction(async (tx) => {
+        const sent = (await tx.row<{ n: number }>(SENT_COUNT, [runId]))?.n ?? 0;
+        await writeOutbox(
+          tx,
+          RECON_EMAIL_QUEUE,
+          reconRemailJobId(runId, sent),
+          { runId, sentBefore: sent },
+          at,
+        );
+      });
     },
 
     async recordDelivery(delivery) {
