@@ -193,8 +193,12 @@ test('a production server without an acquirer says so at start, and no sandbox b
 test('a host given a port of its own is served there and no longer on the shared port', async (t) => {
   const server = await startServer({ DATA_DIR: tempDir(t), PAY_PORT: '0' });
   t.after(() => server.child.kill('SIGKILL'));
-  await new Promise((r) => setTimeout(r, 100));
-  const urls = [...server.output().matchAll(/"hosts":"([^"]+)","url":"([^"]+)"/g)].map((m) => [m[1], m[2]]);
+  // startServer returns at the first "listening" line; the second port's line may follow a moment later.
+  const listening = () =>
+    [...server.output().matchAll(/"hosts":"([^"]+)","url":"([^"]+)"/g)].map((m) => [m[1], m[2]]);
+  for (const deadline = Date.now() + 10_000; listening().length < 2 && Date.now() < deadline;)
+    await new Promise((r) => setTimeout(r, 50));
+  const urls = listening();
   const pay = urls.find(([hosts]) => hosts === 'pay')?.[1];
   const shared = urls.find(([hosts]) => hosts === 'base+reports')?.[1];
   assert.ok(pay && shared, JSON.stringify(urls));

@@ -56,6 +56,8 @@ test('a day exported from the archive replays in an isolated store to byte-ident
 });
 
 interface ExpectedRecon {
+  /** Each sink's workbook, byte for byte: a refactoring must not change one byte of the fixture day's workbooks. */
+  workbook_sha256: Record<string, string>;
   as_of: string;
   sinks: Record<
     string,
@@ -118,6 +120,10 @@ test('the fixture day replays to its committed expected totals', async (t) => {
     };
   }
   assert.deepEqual(actual, expected.sinks);
+  const hashes = Object.fromEntries(
+    results.map(({ run }) => [run.sink === TEST_SINK ? 'BANK-TEST' : run.sink, run.fileSha256]),
+  );
+  assert.deepEqual(hashes, expected.workbook_sha256, 'the fixture day gives the same workbook bytes');
   // The same figures as the webhook fixture's own expected.json (bank postings only).
   const webhook = JSON.parse(readFileSync(path.join(FIXTURE_DAY, 'expected.json'), 'utf8')) as {
     by_agency: Record<string, { success_sen: number }>;
