@@ -1,3 +1,8 @@
+/**
+ * The merchant dashboard's reads on SQLite. Over 350 lines on purpose: every query of the dashboard's pages
+ * shares the column lists and the one tenancy predicate (the agency in every WHERE) defined here, and keeping
+ * them in one file is what lets a reviewer check that no page reads across agencies.
+ */
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import { reconEmailJobId } from '../../queues.ts';
 import type { Db } from './db.ts';
