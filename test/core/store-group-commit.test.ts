@@ -101,3 +101,50 @@ void test('an order is answered only once its group is committed and readable by
   );
   assert.deepEqual(seen, Array(10).fill(1));
 });
+
+void test('callbacks claimed together share commits, and one callback claimed twice at once is leased once', async (t) => {
+  const { store, raw } = await storeWithAgency(t);
+  for (let i = 0; i < 20; i++) {
+    await store.orders.createOrder(newOrder(`P${i}`));
+    await store.orders.startAttempt(`P${i}`, {
+      paymentMethod: 'fpx',
+      bankId: 'TEST0021',
+      bankName: 'Test Bank',
+      addChargeSen: 0,
+      acquirerRef: `ACQ-${i}`,
+      at: AT,
+    });
+    await store.orders.settle(
+      `P${i}`,
+      { status: 'success', code: '00', txnId: `T${i}`, txnTime: '20261120100500', source: 'test' },
+      AT,
+      (order) => ({ url: order.returnUrl, fields: { orderNo: order.orderNo, status: order.status } }),
+    );
+  }
+  const ids = raw
+    .prepare<[], { id: number }>('SELECT id FROM callbacks ORDER BY id')
+    .all()
+    .map((r) => r.id);
+  assert.equal(ids.length, 20);
+  walFrames(raw, 'TRUNCATE');
+  const now = '2026-11-20T02:01:00.000Z';
+  const until = '2026-11-20T02:02:00.000Z';
+  const claims = await Promise.all([...ids, ids[0]!].map((id) => store.callbacks.claim(id, now, until)));
+  assert.equal(claims.filter((c) => 'claimed' in c).length, 20);
+  assert.deepEqual(claims.at(-1), { refused: 'busy' });
+  const frames = walFrames(raw, 'PASSIVE');
+  assert.ok(frames < 10, `${frames} WAL frames for 21 claims`);
+  await Promise.all(
+    ids.map((id) =>
+      store.callbacks.finishAttempt(
+        id,
+        { at: until, statusCode: 200, latencyMs: 3, error: null, responsePrefix: 'OK' },
+        { state: 'delivered' },
+      ),
+    ),
+  );
+  const delivered = raw.prepare<[], { n: number }>(
+    `SELECT count(*) AS n FROM callbacks WHERE state = 'delivered'`,
+  );
+  assert.equal(delivered.get()!.n, 20);
+});
