@@ -9,7 +9,8 @@
  *    page (post/redirect/get), from the GET that follows it. Closed loop over 16 keep-alive connections for
  *    BENCH_SECONDS after a 1 s warm-up, beside the no-op GET /api/version on the same server with the same
  *    client. The client is a child process (this file, forked with --load-client): it signs each order with
- *    signPost just before sending it (the merchant's cost, and a fresh exp). Aim: >= 1,500 checkouts/s.
+ *    signPost just before sending it (the merchant's cost, and a fresh exp). Aim: >= 1,500 checkouts/s. The
+ *    same two scenarios then run on a throwaway PostgreSQL (bench/postgres.ts), each beside its own no-op.
  * 2. Direct callbacks/s: N paid orders are made through the store (createOrder, startAttempt, settleOrder:
  *    each queues its callback to a local receiver), then createInProcessRuntime(deps).drain() is timed until
  *    all N are delivered. The receiver is a node:http server in a child process (this file, forked with
