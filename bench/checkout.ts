@@ -9,7 +9,8 @@
  *    page (post/redirect/get), from the GET that follows it. Closed loop over 16 keep-alive connections for
  *    BENCH_SECONDS after a 1 s warm-up, beside the no-op GET /api/version on the same server with the same
  *    client. The client is a child process (this file, forked with --load-client): it signs each order with
- *    signPost just before sending it (the merchant's cost, and a fresh exp). Aim: >= 1,500 checkouts/s.
+ *    signPost just before sending it (the merchant's cost, and a fresh exp). Aim: >= 1,500 checkouts/s. The
+ *    same two scenarios then run on a throwaway PostgreSQL (bench/postgres.ts), each beside its own no-op.
  * 2. Direct callbacks/s: N paid orders are made through the store (createOrder, startAttempt, settleOrder:
  *    each queues its callback to a local receiver), then createInProcessRuntime(deps).drain() is timed until
  *    all N are delivered. The receiver is a node:http server in a child process (this file, forked with
@@ -45,6 +46,10 @@ import { newOrderNo } from '../ingest/checkout/service.ts';
 import { createWebApp } from '../bin/create-app.ts';
 import { createInProcessRuntime } from '../pipeline/in-process-runtime.ts';
 import { fmtInt, fmtMs, fmtPct, fmtRatio, percentile, table } from './format.ts';
+import { startBenchPostgres } from './postgres.ts';
+import { openPgStore } from '../core/store/pg/index.ts';
+import { openStore } from '../core/store/index.ts';
+import pg from 'pg';
 
 const HOST = '127.0.0.1';
 const LZS_KEY = 'c3b5a0e2-7f1d-4c8e-9a6b-2d4f8e1a3b5c'; // fixtures/demo/seed.json
@@ -570,16 +575,21 @@ async function main(): Promise<boolean> {
   };
   const scratchBase = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
   const openDeps: Deps[] = [];
-  const depsIn = (dir: string) => {
+  const stops: (() => Promise<void>)[] = [];
+  const depsIn = (dir: string, engine: Record<string, string> = {}, overrides: Partial<Deps> = {}) => {
     // One load client at 127.0.0.1 stands for many payers: the per-client page limit is off here.
-    const deps = createDeps({
-      DATA_DIR: dir,
-      LOG_LEVEL: 'silent',
-      SEED_DEMO: 'true',
-      HOST,
-      PORT: '0',
-      RATE_LIMIT_PAGES_PER_MINUTE: '0',
-    });
+    const deps = createDeps(
+      {
+        DATA_DIR: dir,
+        LOG_LEVEL: 'silent',
+        SEED_DEMO: 'true',
+        HOST,
+        PORT: '0',
+        RATE_LIMIT_PAGES_PER_MINUTE: '0',
+        ...engine,
+      },
+      overrides,
+    );
     openDeps.push(deps);
     return deps;
   };
@@ -618,9 +628,51 @@ async function main(): Promise<boolean> {
     process.stdout.write(' POST /v2/checkout...');
     const checkout = await httpScenario(client, { ...base, kind: 'checkout' });
     process.stdout.write(' done\n');
+    await listening.close(1000);
+    listening = undefined;
+    // The same two scenarios on PostgreSQL, with the same client, in the same run (issue 17).
+    process.stdout.write('     on PostgreSQL: starting it...');
+    const pgServer = await startBenchPostgres();
+    stops.push(pgServer.stop);
+    // PostgreSQL has no dashboard repositories yet (another part of issue 17): checkout uses none, and the
+    // demo seed's dashboard user goes to a side SQLite file, so createDeps takes the store as it is.
+    const { incomplete: _missing, ...pgStore } = openPgStore(pgServer.url);
+    const side = openStore(path.join(tempDir('amil-bench-side-'), 'dashboard.db'));
+    stops.push(() => side.close());
+    // Seeded first, so the dashboard user the PostgreSQL seed would add is there with its agencies.
+    await seedDemoData(side, new Date());
+    const pgWeb = depsIn(
+      webDir,
+      { DATABASE_URL: pgServer.url },
+      { store: { ...pgStore, dashboardUsers: side.dashboardUsers, dashboardReads: side.dashboardReads } },
+    );
+    await seedDemoData(pgWeb.store, new Date());
+    listening = await listen([
+      { name: 'web', app: createWebApp(pgWeb, ['base', 'reports', 'pay']), host: HOST, port: 0 },
+    ]);
+    const pgBase = { ...base, origin: listening.servers[0]?.url ?? '' };
+    process.stdout.write(' no-op GET /api/version...');
+    const pgNoop = await httpScenario(client, { ...pgBase, kind: 'noop' });
+    process.stdout.write(' POST /v2/checkout...');
+    const pgCheckout = await httpScenario(client, { ...pgBase, kind: 'checkout' });
+    process.stdout.write(' done\n');
     await stopChild(client);
     await listening.close(1000);
     listening = undefined;
+    const pgOrdersMade = await (async () => {
+      const db = new pg.Client({ connectionString: pgServer.url });
+      await db.connect();
+      try {
+        const { rows } = await db.query<{ n: string }>(
+          `SELECT count(*) AS n FROM payments WHERE agency_code = 'LZS' AND ref_no LIKE 'BENCH-%'`,
+        );
+        return Number(rows[0]?.n ?? 0);
+      } finally {
+        await db.end();
+      }
+    })();
+    await closeDeps(pgWeb);
+    await pgServer.stop();
     const ordersMade = (() => {
       const db = new Database(web.config.databaseFile, { readonly: true });
       try {
@@ -723,7 +775,8 @@ async function main(): Promise<boolean> {
         `load client in a child process; checkout = signed POST /v2/checkout (Accept: text/html) until the ` +
         `checkout page is received (200, 'Pay now')`,
     );
-    const httpRow = (name: string, s: HttpScenario) => [
+    // Each engine's figures beside its own no-op, measured on the same server moments before.
+    const httpRowOf = (noop: HttpScenario) => (name: string, s: HttpScenario) => [
       name,
       fmtInt(s.perSecond),
       fmtRatio(s.perSecond / noop.perSecond),
@@ -736,6 +789,7 @@ async function main(): Promise<boolean> {
       fmtPct(s.result.clientCpuPercent),
       String(s.result.errors),
     ];
+    const httpRow = httpRowOf(noop);
     console.log(
       table(
         [
@@ -751,12 +805,19 @@ async function main(): Promise<boolean> {
           'client CPU',
           'errors',
         ],
-        [httpRow('POST /v2/checkout', checkout), httpRow('no-op GET /api/version', noop)],
+        [
+          httpRow('SQLite: POST /v2/checkout', checkout),
+          httpRow('SQLite: no-op GET /api/version', noop),
+          httpRowOf(pgNoop)('PostgreSQL: POST /v2/checkout', pgCheckout),
+          httpRowOf(pgNoop)('PostgreSQL: no-op GET /api/version', pgNoop),
+        ],
       ),
     );
     for (const [name, s] of [
       ['checkout', checkout],
       ['no-op', noop],
+      ['PostgreSQL checkout', pgCheckout],
+      ['PostgreSQL no-op', pgNoop],
     ] as const) {
       if (s.result.firstError !== undefined) {
         console.log(`  ! ${name}: ${s.result.errors} error(s), first: ${s.result.firstError}`);
@@ -778,6 +839,11 @@ async function main(): Promise<boolean> {
     console.log(
       `  check: ${fmtInt(ordersMade)} benchmark orders stored, ${fmtInt(checkoutAnswered)} checkout pages ` +
         `answered (warm-up included): ${ordersMade === checkoutAnswered ? 'consistent' : 'MISMATCH'}`,
+    );
+    const pgAnswered = pgCheckout.result.ok + pgCheckout.result.warmupOk;
+    console.log(
+      `  check (PostgreSQL): ${fmtInt(pgOrdersMade)} benchmark orders stored, ${fmtInt(pgAnswered)} checkout ` +
+        `pages answered (warm-up included): ${pgOrdersMade === pgAnswered ? 'consistent' : 'MISMATCH'}`,
     );
     console.log(
       `  diagnostic: this disk commits ${fmtInt(commitsPerSecond)} single-row transactions/s with the ` +
@@ -870,6 +936,10 @@ async function main(): Promise<boolean> {
         verdict(checkout.perSecond >= AIM_CHECKOUTS_PER_SECOND && checkout.result.errors === 0),
     );
     console.log(
+      `  checkouts/s on PostgreSQL = ${fmtInt(pgCheckout.perSecond)} ` +
+        `(${fmtRatio(pgCheckout.perSecond / pgNoop.perSecond)} x its no-op; beside SQLite, no aim of its own)`,
+    );
+    console.log(
       `  callbacks/s = ${fmtInt(relayPerSecond)} (${fmtRatio(relayPerSecond / baselinePerSecond)} x baseline)` +
         `  (aim >= ${fmtInt(AIM_CALLBACKS_PER_SECOND)}, all delivered once): ` +
         verdict(relayPerSecond >= AIM_CALLBACKS_PER_SECOND && consistent),
@@ -884,6 +954,7 @@ async function main(): Promise<boolean> {
       await deps.store.close();
       await deps.callbacks.close();
     }
+    for (const stop of stops) await stop();
     for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,5 +1,6 @@
 import type { Db } from './db.ts';
 import { outboxWriter } from './outbox.ts';
+import { groupCommitter } from './group-commit.ts';
 import { CALLBACK_QUEUE, callbackJobId } from '../../queues.ts';
 import type { CallbackDraft } from '../orders.ts';
 import type { AttemptVerdict, CallbackAttempt, CallbackRow, CallbacksRepository } from '../callbacks.ts';
@@ -33,6 +34,8 @@ export function callbackQueuer(db: Db) {
 export function sqliteCallbacks(db: Db): CallbacksRepository {
   const writeOutbox = outboxWriter(db);
   const queueCallback = callbackQueuer(db);
+  // Leases and attempts of the deliveries running at once share commits (issue 17, decision 166).
+  const inGroup = groupCommitter(db);
   // The statements of delivery, prepared once: they run for every attempt.
   const callbackById = db.prepare<[number], CallbackRow>(
     `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p USING (order_no) WHERE c.id = ?`,
@@ -57,20 +60,18 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
 
   return {
     async claim(id, now, leaseUntil) {
-      return db
-        .transaction(() => {
-          const row = callbackById.get(id);
-          if (!row || row.state !== 'queued') return { refused: 'done' as const };
-          const leased = leasedOfOrder.get(row.orderNo, id, now);
-          if ((leased?.n ?? 0) > 0) return { refused: 'busy' as const };
-          setLease.run(leaseUntil, id);
-          return { claimed: row };
-        })
-        .immediate();
+      return inGroup(() => {
+        const row = callbackById.get(id);
+        if (!row || row.state !== 'queued') return { refused: 'done' as const };
+        const leased = leasedOfOrder.get(row.orderNo, id, now);
+        if ((leased?.n ?? 0) > 0) return { refused: 'busy' as const };
+        setLease.run(leaseUntil, id);
+        return { claimed: row };
+      });
     },
 
     async finishAttempt(id: number, attempt: CallbackAttempt, verdict: AttemptVerdict): Promise<void> {
-      db.transaction(() => {
+      await inGroup(() => {
         insertAttempt.run(
           id,
           attempt.at,
@@ -88,7 +89,7 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
         } else {
           finish.run(verdict.state, verdict.state, attempt.at, id);
         }
-      }).immediate();
+      });
     },
 
     async defer(id: number, jobId: string, at: string, notBefore: string): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Db } from './db.ts';
 import { callbackQueuer } from './callbacks.ts';
 import { receiptQueuer } from './receipts.ts';
+import { groupCommitter } from './group-commit.ts';
 import type {
   NewAttempt,
   NewOrder,
@@ -24,6 +25,8 @@ const ORDER_COLUMNS = `order_no AS orderNo, agency_code AS agencyCode, ref_no AS
 export function sqliteOrders(db: Db): OrdersRepository {
   const queueCallback = callbackQueuer(db);
   const queueReceipt = receiptQueuer(db);
+  // Checkouts arriving together share one commit (one fsync): issue 17, decision 165.
+  const inGroup = groupCommitter(db);
   const orderBy = db.prepare<[string], OrderRow>(`SELECT ${ORDER_COLUMNS} FROM payments WHERE order_no = ?`);
   // The merchant's order of a refNo (pay-link payments share their link's refNo and are not it).
   const orderByRef = db.prepare<[string, string], OrderRow>(
@@ -97,21 +100,19 @@ export function sqliteOrders(db: Db): OrdersRepository {
      */
     async createOrder(order: NewOrder): Promise<{ created: boolean; order: OrderRow }> {
       const { payLink, ...fields } = order;
-      return db
-        .transaction(() => {
-          const existing = payLink ? undefined : orderByRef.get(order.agencyCode, order.refNo);
-          if (existing) return { created: false, order: existing };
-          insertOrder.run({
-            ...fields,
-            extras: order.extras ? JSON.stringify(order.extras) : null,
-            source: payLink ? 'pay-link' : 'checkout',
-            payLink: payLink?.link ?? null,
-            uses: payLink?.uses ?? null,
-          });
-          insertEvent.run(order.orderNo, order.at, 'pending', null, 'checkout');
-          return { created: true, order: orderBy.get(order.orderNo) as OrderRow };
-        })
-        .immediate();
+      return inGroup(() => {
+        const existing = payLink ? undefined : orderByRef.get(order.agencyCode, order.refNo);
+        if (existing) return { created: false, order: existing };
+        insertOrder.run({
+          ...fields,
+          extras: order.extras ? JSON.stringify(order.extras) : null,
+          source: payLink ? 'pay-link' : 'checkout',
+          payLink: payLink?.link ?? null,
+          uses: payLink?.uses ?? null,
+        });
+        insertEvent.run(order.orderNo, order.at, 'pending', null, 'checkout');
+        return { created: true, order: orderBy.get(order.orderNo) as OrderRow };
+      });
     },
 
     async insert(row: PaymentRow, source: string): Promise<void> {

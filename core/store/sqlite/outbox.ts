@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import { groupCommitter } from './group-commit.ts';
 import type { OutboxRepository, OutboxRow, QueueStats } from '../outbox.ts';
 
 /**
@@ -18,6 +19,8 @@ export function outboxWriter(db: Db) {
 /** The runtimes' view of the outbox. */
 export function sqliteOutbox(db: Db): OutboxRepository {
   const write = outboxWriter(db);
+  // The jobs of one turn (a callback job runs 32 at once) record their outcome in one commit (issue 17).
+  const inGroup = groupCommitter(db);
   const selectPending = db.prepare<[string, number], OutboxRow>(
     `SELECT id, queue, jobId, payload, attempts FROM (
        SELECT id, queue, job_id AS jobId, payload, attempts,
@@ -79,18 +82,19 @@ export function sqliteOutbox(db: Db): OutboxRepository {
 
     /** Embedded mode: the row's job ran in this process, so it is sent and done at once. */
     async markSent(id: number, now: Date): Promise<void> {
-      db.prepare('UPDATE outbox SET sent_at = ?, done_at = ?, last_error = NULL WHERE id = ?').run(
-        now.toISOString(),
-        now.toISOString(),
-        id,
+      await inGroup(() =>
+        db
+          .prepare('UPDATE outbox SET sent_at = ?, done_at = ?, last_error = NULL WHERE id = ?')
+          .run(now.toISOString(), now.toISOString(), id),
       );
     },
 
     /** Redis mode: the job of this id completed (idempotent; a job id with no row is ignored). */
     async markDone(jobId: string, now: Date): Promise<void> {
-      db.prepare('UPDATE outbox SET done_at = ? WHERE job_id = ? AND done_at IS NULL').run(
-        now.toISOString(),
-        jobId,
+      await inGroup(() =>
+        db
+          .prepare('UPDATE outbox SET done_at = ? WHERE job_id = ? AND done_at IS NULL')
+          .run(now.toISOString(), jobId),
       );
     },
 

@@ -1,0 +1,150 @@
+/**
+ * Group commit of checkout orders on SQLite (issue 17): orders that arrive together are written in one
+ * transaction, each answered only after that commit, and one order that fails leaves the others whole.
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { test, type TestContext } from 'node:test';
+import Database from 'better-sqlite3';
+import { openStore, type NewOrder, type Store } from '../../core/store/index.ts';
+import { onCleanup, tempDir } from '../helpers.ts';
+
+const AT = '2026-11-20T02:00:00.000Z';
+
+function newOrder(orderNo: string, overrides: Partial<NewOrder> = {}): NewOrder {
+  return {
+    orderNo,
+    agencyCode: 'LZS',
+    refNo: `REF-${orderNo}`,
+    extraData: null,
+    paymentCategory: 'fitrah',
+    amountSen: 1000,
+    email: 'payer@example.my',
+    returnUrl: 'https://merchant.example/return',
+    formToken: 'form-token',
+    at: AT,
+    ...overrides,
+  };
+}
+
+async function storeWithAgency(t: TestContext): Promise<{ store: Store; raw: Database.Database }> {
+  const store = openStore(path.join(tempDir(t), 'amil.db'));
+  onCleanup(t, () => store.close());
+  await store.agencies.create({ code: 'LZS', name: 'Agency LZS', apiKey: 'key-LZS', now: new Date() });
+  const raw = new Database(store.file);
+  onCleanup(t, () => raw.close());
+  return { store, raw };
+}
+
+/** Frames in the write-ahead log since `raw` last emptied it: each commit appends at least one. */
+function walFrames(raw: Database.Database, mode: 'TRUNCATE' | 'PASSIVE'): number {
+  const [row] = raw.pragma(`wal_checkpoint(${mode})`) as { log: number }[];
+  return row!.log;
+}
+
+void test('forty checkouts that arrive together are committed in fewer commits than orders', async (t) => {
+  const { store, raw } = await storeWithAgency(t);
+  walFrames(raw, 'TRUNCATE');
+  const results = await Promise.all(
+    Array.from({ length: 40 }, (_, i) => store.orders.createOrder(newOrder(`G${i}`))),
+  );
+  assert.equal(results.filter((r) => r.created).length, 40);
+  // One commit per order writes at least one frame each (40 or more); one group writes a few pages once.
+  const frames = walFrames(raw, 'PASSIVE');
+  assert.ok(frames < 20, `${frames} WAL frames for 40 orders`);
+  const rows = raw.prepare<[], { n: number }>('SELECT count(*) AS n FROM payments').get();
+  assert.equal(rows!.n, 40);
+});
+
+void test('an order that fails in a group fails alone and the others of its group are stored', async (t) => {
+  const { store, raw } = await storeWithAgency(t);
+  const results = await Promise.allSettled([
+    store.orders.createOrder(newOrder('A1')),
+    // No such agency: the payments row's foreign key refuses it.
+    store.orders.createOrder(newOrder('BAD', { agencyCode: 'NOPE' })),
+    store.orders.createOrder(newOrder('A2')),
+  ]);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
+  const stored = raw
+    .prepare<[], { orderNo: string }>('SELECT order_no AS orderNo FROM payments ORDER BY 1')
+    .all();
+  assert.deepEqual(
+    stored.map((r) => r.orderNo),
+    ['A1', 'A2'],
+  );
+  const events = raw.prepare<[], { n: number }>(`SELECT count(*) AS n FROM payment_events`).get();
+  assert.equal(events!.n, 2, 'the failed order left no event behind');
+});
+
+void test('two orders of one refNo in one group create one order, and the second gets the first', async (t) => {
+  const { store } = await storeWithAgency(t);
+  const [first, second] = await Promise.all([
+    store.orders.createOrder(newOrder('S1', { refNo: 'SAME' })),
+    store.orders.createOrder(newOrder('S2', { refNo: 'SAME' })),
+  ]);
+  assert.equal(first.created, true);
+  assert.deepEqual(second, { created: false, order: first.order });
+});
+
+void test('an order is answered only once its group is committed and readable by another connection', async (t) => {
+  const { store, raw } = await storeWithAgency(t);
+  const seen = await Promise.all(
+    Array.from({ length: 10 }, async (_, i) => {
+      await store.orders.createOrder(newOrder(`C${i}`));
+      return raw
+        .prepare<[string], { n: number }>('SELECT count(*) AS n FROM payments WHERE order_no = ?')
+        .get(`C${i}`)!.n;
+    }),
+  );
+  assert.deepEqual(seen, Array(10).fill(1));
+});
+
+void test('callbacks claimed together share commits, and one callback claimed twice at once is leased once', async (t) => {
+  const { store, raw } = await storeWithAgency(t);
+  for (let i = 0; i < 20; i++) {
+    await store.orders.createOrder(newOrder(`P${i}`));
+    await store.orders.startAttempt(`P${i}`, {
+      paymentMethod: 'fpx',
+      bankId: 'TEST0021',
+      bankName: 'Test Bank',
+      addChargeSen: 0,
+      acquirerRef: `ACQ-${i}`,
+      at: AT,
+    });
+    await store.orders.settle(
+      `P${i}`,
+      { status: 'success', code: '00', txnId: `T${i}`, txnTime: '20261120100500', source: 'test' },
+      AT,
+      (order) => ({ url: order.returnUrl, fields: { orderNo: order.orderNo, status: order.status } }),
+    );
+  }
+  const ids = raw
+    .prepare<[], { id: number }>('SELECT id FROM callbacks ORDER BY id')
+    .all()
+    .map((r) => r.id);
+  assert.equal(ids.length, 20);
+  walFrames(raw, 'TRUNCATE');
+  const now = '2026-11-20T02:01:00.000Z';
+  const until = '2026-11-20T02:02:00.000Z';
+  const claims = await Promise.all([...ids, ids[0]!].map((id) => store.callbacks.claim(id, now, until)));
+  assert.equal(claims.filter((c) => 'claimed' in c).length, 20);
+  assert.deepEqual(claims.at(-1), { refused: 'busy' });
+  const frames = walFrames(raw, 'PASSIVE');
+  assert.ok(frames < 10, `${frames} WAL frames for 21 claims`);
+  await Promise.all(
+    ids.map((id) =>
+      store.callbacks.finishAttempt(
+        id,
+        { at: until, statusCode: 200, latencyMs: 3, error: null, responsePrefix: 'OK' },
+        { state: 'delivered' },
+      ),
+    ),
+  );
+  const delivered = raw.prepare<[], { n: number }>(
+    `SELECT count(*) AS n FROM callbacks WHERE state = 'delivered'`,
+  );
+  assert.equal(delivered.get()!.n, 20);
+});
