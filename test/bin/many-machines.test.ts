@@ -19,9 +19,40 @@ import { startRedis } from '../support/redis.ts';
 import { startSmtp } from '../support/smtp.ts';
 import { killHard, queryRows, startMachine, waitUntil, workbookOf } from '../support/many-machines.ts';
 import { runCli } from './processes.ts';
+import { LZS_KEY, startMerchant } from '../support/merchant.ts';
+import { signPost, verifyCallback } from '../../core/signatures.ts';
 
 const BATCHES = 24;
 const PER_BATCH = 25;
+const ORDERS = 8;
+
+/** A checkout order made on one web process and paid (sandbox bank SBX00: paid at once) on the other. */
+async function payAcross(makeOn: string, payOn: string, returnUrl: string, nth: number): Promise<string> {
+  const made = await fetch(`${makeOn}/v2/checkout`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: signPost(
+      { agency: 'LZS', refNo: `MANY-${nth}`, amount: '25.00', email: 'ali@example.my', returnUrl },
+      LZS_KEY,
+    ).body,
+  });
+  assert.equal(made.status, 201, await made.clone().text());
+  const { orderNo, checkoutUrl } = (await made.json()) as { orderNo: string; checkoutUrl: string };
+  const token = new URL(checkoutUrl, makeOn).searchParams.get('t') ?? '';
+  const paid = await fetch(`${payOn}/v2/checkout/${orderNo}/pay`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ t: token, method: 'fpx', bank: 'SBX00' }).toString(),
+    redirect: 'manual',
+  });
+  assert.equal(paid.status, 303);
+  // The payer's browser comes back to the return page, which asks the acquirer and settles the order.
+  const back = await fetch(new URL(paid.headers.get('location') ?? '', payOn), {
+    headers: { accept: 'text/html' },
+  });
+  assert.equal(back.status, 200);
+  return orderNo;
+}
 
 test('two web processes and two workers on one PostgreSQL and one Redis survive a SIGKILL each and converge once', async (t) => {
   const postgres = await startPostgres(t);
@@ -35,12 +66,18 @@ test('two web processes and two workers on one PostgreSQL and one Redis survive 
   }
   const redis = await startRedis(t);
   const smtp = await startSmtp(t);
+  const merchant = await startMerchant(t);
   const env = {
     DATABASE_URL: postgres.url,
     REDIS_URL: redis.url,
     QUEUE_PREFIX: redis.prefix,
     SMTP_URL: smtp.url,
     LOG_LEVEL: 'info',
+    CALLBACK_RETRY_MS: '200',
+    // A killed worker's jobs come back after seconds, not the production minute, to keep the test short.
+    WORKER_LOCK_MS: '3000',
+    PIPELINE_RECONCILE_MS: '2000',
+    PIPELINE_RECONCILE_GRACE_MS: '5000',
   };
   // Yesterday in Kuala Lumpur: a day already over, as the nightly run reads it.
   const day = prevDay(businessDate(new Date()));
@@ -68,13 +105,24 @@ test('two web processes and two workers on one PostgreSQL and one Redis survive 
     for (const r of records) sent.add(r.orderno);
   };
 
-  for (let nth = 0; nth < BATCHES / 2; nth += 1) await post(nth);
+  const orders: string[] = [];
+  const pay = async (nth: number) => {
+    const [a, b] = nth % 2 === 0 ? [webs[0]!, webs[1]!] : [webs[1]!, webs[0]!];
+    orders.push(await payAcross(a.process.url, b.process.url, `${merchant.url}/callback`, nth));
+  };
+  for (let nth = 0; nth < BATCHES / 2; nth += 1) {
+    await post(nth);
+    if (nth < ORDERS / 2) await pay(nth);
+  }
   // Midway: one web process and one worker die without warning, while the other worker is busy.
   await killHard(webs[1]!);
   await killHard(workers[0]!);
   webs[1] = await startMachine(t, 'web', env, webs[1]!.dir);
   workers[0] = await startMachine(t, 'worker', env, workers[0]!.dir);
-  for (let nth = BATCHES / 2; nth < BATCHES; nth += 1) await post(nth);
+  for (let nth = BATCHES / 2; nth < BATCHES; nth += 1) {
+    await post(nth);
+    if (nth - BATCHES / 2 < ORDERS / 2) await pay(nth);
+  }
 
   const ledgered = async () =>
     Number((await queryRows<{ n: string }>(postgres.url, 'SELECT count(*) AS n FROM ledger_entries'))[0]!.n);
@@ -89,6 +137,27 @@ test('two web processes and two workers on one PostgreSQL and one Redis survive 
     );
     assert.equal(Number(rows[0]!.n), sent.size, 'one ledger entry per posting');
     assert.equal(Number(rows[0]!.distinct_n), sent.size, 'no posting twice');
+  });
+
+  await t.test('every callback is delivered once per status, signed with the agency key', async () => {
+    const direct = () => merchant.received.filter((r) => r.headers['x-amil-callback-id'] !== undefined);
+    await waitUntil(
+      () => Promise.resolve(new Set(direct().map((r) => r.form.get('orderNo'))).size === ORDERS),
+      'a direct callback of every order',
+    );
+    // Give a second delivery the time to show itself before counting.
+    await new Promise((r) => setTimeout(r, 1000));
+    const seen = new Map<string, number>();
+    for (const callback of direct()) {
+      assert.ok(verifyCallback(callback.form, LZS_KEY), 'the signature verifies');
+      const key = `${callback.form.get('orderNo')} ${callback.form.get('status')}`;
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+    }
+    assert.deepEqual(
+      [...seen.entries()].sort(),
+      orders.map((o) => [`${o} success`, 1]).sort(),
+      'one delivery per order and status',
+    );
   });
 
   await t.test('the nightly run, triggered on both workers, happens once per sink and day', async () => {
