@@ -160,33 +160,48 @@ test('two web processes and two workers on one PostgreSQL and one Redis survive 
     );
   });
 
-  await t.test('the nightly run, triggered on both workers, happens once per sink and day', async () => {
-    const queue = new Queue(RECON_NIGHTLY_QUEUE, {
-      connection: { url: redis.url },
-      prefix: redis.prefix,
-    });
-    try {
-      // Two firings of the same night (as two schedulers would): different job ids, so Redis keeps both.
-      await queue.addBulk([
-        { name: RECON_NIGHTLY_QUEUE, data: { day }, opts: { jobId: `many-a.${day}` } },
-        { name: RECON_NIGHTLY_QUEUE, data: { day }, opts: { jobId: `many-b.${day}` } },
-      ]);
-      await waitUntil(
-        async () => (await queue.getJobCounts('completed')).completed === 2,
-        'both nightly jobs completed',
-      );
-    } finally {
-      await queue.close();
-    }
-    const runs = await queryRows<{ sink: string; n: string }>(
-      postgres.url,
-      `SELECT sink, count(*) AS n FROM recon_runs WHERE business_date = $1 AND trigger = 'nightly'
+  await t.test(
+    'the nightly run, triggered on both workers, happens and is e-mailed once per sink and day',
+    async () => {
+      const queue = new Queue(RECON_NIGHTLY_QUEUE, {
+        connection: { url: redis.url },
+        prefix: redis.prefix,
+      });
+      try {
+        // Two firings of the same night (as two schedulers would): different job ids, so Redis keeps both.
+        await queue.addBulk([
+          { name: RECON_NIGHTLY_QUEUE, data: { day }, opts: { jobId: `many-a.${day}` } },
+          { name: RECON_NIGHTLY_QUEUE, data: { day }, opts: { jobId: `many-b.${day}` } },
+        ]);
+        await waitUntil(
+          async () => (await queue.getJobCounts('completed')).completed === 2,
+          'both nightly jobs completed',
+        );
+      } finally {
+        await queue.close();
+      }
+      const runs = await queryRows<{ sink: string; n: string }>(
+        postgres.url,
+        `SELECT sink, count(*) AS n FROM recon_runs WHERE business_date = $1 AND trigger = 'nightly'
        GROUP BY sink ORDER BY sink`,
-      [day],
-    );
-    assert.ok(runs.length >= 2, 'a run for each agency');
-    for (const run of runs) assert.equal(Number(run.n), 1, `${run.sink}: one nightly run`);
-  });
+        [day],
+      );
+      assert.ok(runs.length >= 2, 'a run for each agency');
+      for (const run of runs) assert.equal(Number(run.n), 1, `${run.sink}: one nightly run`);
+      // Each agency's workbook is e-mailed once (the demo agencies' report recipients); the payers'
+      // receipts, one per paid order, go to the same SMTP server.
+      const agencyMail = ['kewangan@lzs.example.my', 'laporan@ppz.example.my'];
+      const mailed = () => smtp.received.flatMap((m) => m.to).filter((to) => to !== 'ali@example.my');
+      const receipts = () => smtp.received.filter((m) => m.to.includes('ali@example.my'));
+      await waitUntil(
+        () => Promise.resolve(mailed().length >= agencyMail.length && receipts().length >= ORDERS),
+        'the e-mails',
+      );
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.deepEqual(mailed().sort(), agencyMail);
+      assert.equal(receipts().length, ORDERS, 'one receipt per paid order');
+    },
+  );
 
   await t.test('the workbooks are byte-identical to an embedded replay of the same inputs', async () => {
     const runs = await queryRows<{ sink: string; file: string; as_of: Date }>(
