@@ -37,7 +37,10 @@ export interface ReconDelivery {
 
 /** Reconciliation runs, their files and their e-mail deliveries. */
 export interface ReconRunsRepository {
-  /** Records a finished run and, in the same transaction, the job that e-mails it. */
+  /**
+   * Records a finished run and, in the same transaction, the job that e-mails it. A sink's day has one
+   * nightly run: recording another returns the first, unchanged (and queues no e-mail).
+   */
   record(run: NewReconRun): Promise<ReconRunRow>;
 
   get(id: number): Promise<ReconRunRow | undefined>;

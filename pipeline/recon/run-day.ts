@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, statSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { sha256File } from '../../core/canonical-json.ts';
 import path from 'node:path';
 import { setTimeout } from 'node:timers/promises';
@@ -93,6 +93,8 @@ export async function runReconciliation(
       changes,
       email: mailedTo.length > 0,
     });
+    // Another worker recorded the night's run first: its workbook is the night's, this one is nobody's.
+    if (run.file !== path.relative(deps.config.dataDir, file)) rmSync(file, { force: true });
     deps.logger.info(
       { runId: run.id, sink: run.sink, day: run.businessDate, transactions: summary.inputs.transactions },
       'reconciliation run recorded',

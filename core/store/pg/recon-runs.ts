@@ -27,6 +27,10 @@ const INSERT = statement(
      file_sha256, file_bytes, input_counts, totals, previous_run, changes)
    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING ${RUN_COLUMNS}`,
 );
+const NIGHTLY = statement(
+  `SELECT ${RUN_COLUMNS} FROM recon_runs WHERE sink = $1 AND business_date = $2 AND trigger = 'nightly'
+   ORDER BY id LIMIT 1`,
+);
 const BY_ID = statement(`SELECT ${RUN_COLUMNS} FROM recon_runs WHERE id = $1`);
 const HAS_NIGHTLY = statement(
   `SELECT 1 AS one FROM recon_runs WHERE sink = $1 AND business_date = $2 AND trigger = 'nightly' LIMIT 1`,
@@ -56,6 +60,11 @@ export function pgReconRuns(db: PgDb): ReconRunsRepository {
     async record(run) {
       return db.transaction(async (tx) => {
         await tx.run(LOCK_DAY, [run.sink, run.businessDate]);
+        // Two workers may both have built the night's workbook: the first recorded is the night's run.
+        if (run.trigger === 'nightly') {
+          const nightly = await tx.row<RawRun>(NIGHTLY, [run.sink, run.businessDate]);
+          if (nightly) return parseRun(nightly);
+        }
         const previous = await tx.row<RawRun>(LATEST, [run.sink, run.businessDate]);
         const row = (await tx.row<RawRun>(INSERT, [
           run.sink,

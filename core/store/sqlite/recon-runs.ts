@@ -22,6 +22,17 @@ export function sqliteReconRuns(db: Db): ReconRunsRepository {
     async record(run: NewReconRun): Promise<ReconRunRow> {
       return db
         .transaction(() => {
+          // Two workers may both have built the night's workbook: the first recorded is the night's run.
+          const nightly =
+            run.trigger === 'nightly'
+              ? db
+                  .prepare<[string, string], RawRun>(
+                    `SELECT ${RUN_COLUMNS} FROM recon_runs
+                     WHERE sink = ? AND business_date = ? AND trigger = 'nightly' ORDER BY id LIMIT 1`,
+                  )
+                  .get(run.sink, run.businessDate)
+              : undefined;
+          if (nightly) return parseRun(nightly);
           const previous = db
             .prepare<[string, string], { id: number }>(
               'SELECT id FROM recon_runs WHERE sink = ? AND business_date = ? ORDER BY id DESC LIMIT 1',

@@ -1,0 +1,65 @@
+/**
+ * The many-machines test's cluster: web processes and workers as real child processes, all on one
+ * PostgreSQL and one Redis, each with a data directory of its own (as separate machines have).
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { TestContext } from 'node:test';
+import pg from 'pg';
+import { onCleanup, tempDir } from '../helpers.ts';
+import { startServer, startWorkerProcess, type RunningServer } from '../bin/processes.ts';
+
+export interface Machine {
+  dir: string;
+  process: RunningServer;
+}
+
+/** Starts a web process or worker on its own data directory; SIGKILLed when the test ends. */
+export async function startMachine(
+  t: TestContext,
+  kind: 'web' | 'worker',
+  env: Record<string, string>,
+  dir = tempDir(t),
+): Promise<Machine> {
+  const start = kind === 'web' ? startServer : startWorkerProcess;
+  const process = await start({ ...env, DATA_DIR: dir });
+  onCleanup(t, () => process.child.kill('SIGKILL'));
+  return { dir, process };
+}
+
+/** Kills a machine without warning (SIGKILL) and waits until it is gone. */
+export async function killHard(machine: Machine): Promise<void> {
+  machine.process.child.kill('SIGKILL');
+  await machine.process.exited;
+}
+
+/** One query's rows on the shared database. */
+export async function queryRows<T extends pg.QueryResultRow>(
+  url: string,
+  sql: string,
+  values: unknown[] = [],
+): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Polls `check` until it returns true, or fails after `ms` saying what it waited for. */
+export async function waitUntil(check: () => Promise<boolean>, what: string, ms = 60_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** The data directory, among the machines', that holds a run's workbook (relative to its DATA_DIR). */
+export function workbookOf(machines: Machine[], file: string): string {
+  const found = machines.map((m) => path.join(m.dir, file)).find((f) => existsSync(f));
+  if (!found) throw new Error(`no machine holds ${file}`);
+  return found;
+}
