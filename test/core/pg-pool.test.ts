@@ -214,3 +214,19 @@ test('the PostgreSQL store migrates as it opens and has every repository the SQL
     await store.close();
   }
 });
+
+test('a stream of the PostgreSQL store stays a stream: read at once after opening, it waits for the migrations', async () => {
+  const store = openPgStore(await server.createTestDatabase());
+  try {
+    const rows = [];
+    for await (const row of store.dashboardReads.paymentRows({
+      agency: 'LZS',
+      firstDay: '2026-11-01',
+      lastDay: '2026-11-30',
+    }))
+      rows.push(row);
+    assert.deepEqual(rows, []);
+  } finally {
+    await store.close();
+  }
+});

@@ -266,9 +266,9 @@ export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
       }));
     },
 
-    paymentRows(filter) {
+    async *paymentRows(filter) {
       // One snapshot through a cursor: the export is every row of one committed state.
-      return streamRows<PaymentRow>(db, PAYMENT_ALL, paymentValues(filter), CHUNK);
+      yield* streamRows<PaymentRow>(db, PAYMENT_ALL, paymentValues(filter), CHUNK);
     },
 
     async order(agency, orderNo) {

@@ -34,8 +34,14 @@ function afterReady<T extends object>(ready: Promise<unknown>, repository: T): T
     get(target, key, receiver) {
       const value: unknown = Reflect.get(target, key, receiver);
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) =>
-        ready.then(() => (value as (...a: unknown[]) => unknown).apply(target, args));
+      const method = value as (...a: unknown[]) => unknown;
+      // A stream (async generator: the report exports) stays one: it waits inside, on its first read.
+      if (value.constructor.name === 'AsyncGeneratorFunction')
+        return async function* (...args: unknown[]) {
+          await ready;
+          yield* method.apply(target, args) as AsyncGenerator<unknown>;
+        };
+      return (...args: unknown[]) => ready.then(() => method.apply(target, args));
     },
   });
 }
