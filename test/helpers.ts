@@ -48,6 +48,9 @@ export interface TestApp {
   url: string;
   deps: Deps;
   dataDir: string;
+  /** The environment that opens this app's store in another process (`amil`, a worker): DATA_DIR, and
+   * DATABASE_URL when the app runs on PostgreSQL. */
+  storeEnv: Record<string, string>;
   /** Every log line the app wrote, as text. */
   logs(): string;
   postBatch(body: unknown, headers?: Record<string, string>): Promise<Response>;
@@ -98,6 +101,10 @@ export async function startApp(
     url,
     deps,
     dataDir,
+    storeEnv: {
+      DATA_DIR: dataDir,
+      ...(deps.config.databaseUrl !== undefined && { DATABASE_URL: deps.config.databaseUrl }),
+    },
     logs: () => lines.join(''),
     postBatch: (body, headers = {}) =>
       fetch(`${url}/api/bank/webhook`, {
