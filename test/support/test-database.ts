@@ -2,6 +2,7 @@
  * The engine the app-level tests run on: SQLite files in temp dirs, or with TEST_DATABASE=postgres (npm run
  * test:pg) PostgreSQL: one server per test process (started by the first app that needs it, stopped after
  * the file's last test) and a fresh database per app, so apps of one file never see each other's rows.
+ * The store tests on both engines (engines.ts, pg-stores.ts) take their databases from the same server.
  */
 import { after } from 'node:test';
 import { startPostgres, type TestPostgres } from './postgres.ts';
@@ -10,11 +11,10 @@ import { startPostgres, type TestPostgres } from './postgres.ts';
 export const onPostgres = process.env.TEST_DATABASE === 'postgres';
 
 let server: Promise<TestPostgres> | undefined;
-// Registered only on PostgreSQL runs: a root-level hook of this file's test run.
-if (onPostgres)
-  after(async () => {
-    if (server) await (await server).stop();
-  });
+// A root-level hook of this file's test run: the server, if one was started, stops after the last test.
+after(async () => {
+  if (server) await (await server).stop();
+});
 
 /** A new empty database on this test process's PostgreSQL; its DATABASE_URL. */
 export async function freshTestDatabase(): Promise<string> {
