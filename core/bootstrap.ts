@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { loadConfig, type Config } from './config.ts';
 import { createAcquirer } from './acquirer/index.ts';
 import { createCallbackClient } from './outbound/callback-client.ts';
 import { createMailer } from './outbound/mailer.ts';
@@ -28,15 +28,6 @@ export function createDeps(
 ): Deps {
   const config: Config = overrides.config ?? loadConfig(env);
   const store = overrides.store ?? openConfiguredStore(config);
-  // Until every repository has its PostgreSQL twin (issue 17), a process told to use PostgreSQL refuses to
-  // start rather than fail on its first payment (or write to a SQLite file nobody else reads).
-  const incomplete = 'incomplete' in store ? (store.incomplete as readonly string[]) : [];
-  if (incomplete.length > 0) {
-    void store.close();
-    throw new ConfigError([
-      `DATABASE_URL: the PostgreSQL store has no ${incomplete.join(', ')} yet (issue 17); only \`amil db migrate\`, \`amil db status\` and \`amil migrate-store\` use it. Unset it to run on SQLite`,
-    ]);
-  }
   const clock = overrides.clock ?? systemClock;
   const readiness = overrides.readiness ?? createReadiness(store, clock);
   const logger = overrides.logger ?? createLogger(config.logLevel);

@@ -13,6 +13,7 @@ import type { Deps } from '../core/deps.ts';
 import { listen } from '../core/http/serve.ts';
 import { mintReportToken } from '../core/report-tokens.ts';
 import type { BankTransaction } from '../schemas/index.ts';
+import { testDatabaseEnv } from './support/test-database.ts';
 
 export const DEMO_PASSWORD = 'demo-bank-password';
 export const REPO_ROOT = path.resolve(import.meta.dirname, '..');
@@ -47,12 +48,18 @@ export interface TestApp {
   url: string;
   deps: Deps;
   dataDir: string;
+  /** The environment that opens this app's store in another process (`amil`, a worker): DATA_DIR, and
+   * DATABASE_URL when the app runs on PostgreSQL. */
+  storeEnv: Record<string, string>;
   /** Every log line the app wrote, as text. */
   logs(): string;
   postBatch(body: unknown, headers?: Record<string, string>): Promise<Response>;
 }
 
-/** The real web app (all hosts on one port) over a fresh SQLite file, seeded with the demo data. */
+/**
+ * The real web app (all hosts on one port) over a fresh store seeded with the demo data: a SQLite file, or a
+ * PostgreSQL database of its own under TEST_DATABASE=postgres (an explicit DATABASE_URL in `env` wins).
+ */
 export async function startApp(
   t: TestContext,
   env: Record<string, string> = {},
@@ -71,7 +78,14 @@ export async function startApp(
   const port = env.PORT ?? String(await freePort());
   const app = createApp(
     // NODE_ENV=test: per-client limits high enough for tests sending many requests from 127.0.0.1.
-    { NODE_ENV: 'test', DATA_DIR: dataDir, SEED_DEMO: 'true', PORT: port, ...env },
+    {
+      NODE_ENV: 'test',
+      DATA_DIR: dataDir,
+      SEED_DEMO: 'true',
+      PORT: port,
+      ...(env.DATABASE_URL ? {} : await testDatabaseEnv()),
+      ...env,
+    },
     { logger: createLogger(env.LOG_LEVEL ?? 'info', sink), ...overrides },
     { onePort: true },
   );
@@ -87,6 +101,10 @@ export async function startApp(
     url,
     deps,
     dataDir,
+    storeEnv: {
+      DATA_DIR: dataDir,
+      ...(deps.config.databaseUrl !== undefined && { DATABASE_URL: deps.config.databaseUrl }),
+    },
     logs: () => lines.join(''),
     postBatch: (body, headers = {}) =>
       fetch(`${url}/api/bank/webhook`, {

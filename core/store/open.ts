@@ -1,11 +1,11 @@
 /** The store the configuration selects: PostgreSQL when DATABASE_URL is set, else SQLite in DATA_DIR. */
 import { openStore, type Store } from './index.ts';
-import { openPgStore, type PgStore } from './pg/index.ts';
+import { openPgStore } from './pg/index.ts';
 
 /** Opens the selected store (migrating it as needed). */
 export function openConfiguredStore(config: {
   databaseUrl?: string | undefined;
   databaseFile: string;
-}): Store & Partial<Pick<PgStore, 'incomplete'>> {
+}): Store {
   return config.databaseUrl ? openPgStore(config.databaseUrl) : openStore(config.databaseFile);
 }

@@ -18,7 +18,7 @@ test('amil --version prints the package version and exits 0', async () => {
 
 test('amil recon run refuses a day that does not exist, with a clear message and exit code 2, and writes nothing', async (t) => {
   const app = await startApp(t);
-  const env = { DATA_DIR: app.dataDir };
+  const env = app.storeEnv;
   for (const day of ['2026-11-31', '2026-02-30', '2026-13-01', '20261120']) {
     const run = await runCli(['recon', 'run', '--day', day, '--agency', 'LZS'], env);
     assert.equal(run.code, 2, `${day}: ${run.stdout}${run.stderr}`);
@@ -30,7 +30,7 @@ test('amil recon run refuses a day that does not exist, with a clear message and
 
 test('amil recon run refuses today and future days in Kuala Lumpur: a day not yet over has no workbook', async (t) => {
   const app = await startApp(t);
-  const env = { DATA_DIR: app.dataDir };
+  const env = app.storeEnv;
   const today = businessDate(new Date());
   for (const day of [today, nextDay(today), '2999-01-01']) {
     const run = await runCli(['recon', 'run', '--day', day], env);
@@ -42,7 +42,7 @@ test('amil recon run refuses today and future days in Kuala Lumpur: a day not ye
 
 test('amil recon run says whether it queued the e-mail, and --no-mail records the run without mailing', async (t) => {
   const app = await startApp(t);
-  const env = { DATA_DIR: app.dataDir };
+  const env = app.storeEnv;
   const emailJobs = async () =>
     (await app.deps.store.outbox.pending(100, new Date(Date.now() + 86_400_000))).filter(
       (r) => r.queue === 'recon-email',
@@ -109,7 +109,7 @@ test('amil errors read the same way across commands: one line "amil: ...", exit 
 
 test('amil agency show prints the DuitNow settings as fields, not a JSON blob', async (t) => {
   const app = await startApp(t);
-  const shown = await runCli(['agency', 'show', 'LZS'], { DATA_DIR: app.dataDir });
+  const shown = await runCli(['agency', 'show', 'LZS'], app.storeEnv);
   assert.equal(shown.code, 0, shown.stderr);
   assert.doesNotMatch(shown.stdout, /[{}"]/, 'no JSON');
   assert.match(shown.stdout, /^ {2}DuitNow:$/m);
@@ -119,8 +119,8 @@ test('amil agency show prints the DuitNow settings as fields, not a JSON blob', 
   assert.match(shown.stdout, /^ {4}merchant city: +SHAH ALAM$/m);
   assert.match(shown.stdout, /^ {4}category code: +8661$/m);
 
-  const created = await runCli(['agency', 'add', 'MAIS', '--name', 'Majlis'], { DATA_DIR: app.dataDir });
+  const created = await runCli(['agency', 'add', 'MAIS', '--name', 'Majlis'], app.storeEnv);
   assert.equal(created.code, 0, created.stderr);
-  const bare = await runCli(['agency', 'show', 'MAIS'], { DATA_DIR: app.dataDir });
+  const bare = await runCli(['agency', 'show', 'MAIS'], app.storeEnv);
   assert.match(bare.stdout, /^ {2}DuitNow: not set up \(amil agency set MAIS --duitnow-\.\.\.\)$/m);
 });

@@ -7,7 +7,7 @@ import { runCli } from './processes.ts';
 
 test('amil partner set-password generates a password, shown once, that the webhook accepts', async (t) => {
   const app = await startApp(t);
-  const env = { DATA_DIR: app.dataDir };
+  const env = app.storeEnv;
   const added = await runCli(['partner', 'set-password', 'maybank', '--label', 'first'], env);
   assert.equal(added.code, 0, added.stderr);
   const password = /X-API-Password: (\S+)/.exec(added.stdout)?.[1] ?? '';
@@ -67,7 +67,7 @@ test('amil anomalies list shows conflicts with both versions, and resolve closes
     results: { anomaly_id: string }[];
   };
   const id = conflict.results[0]?.anomaly_id ?? '';
-  const env = { DATA_DIR: app.dataDir };
+  const env = app.storeEnv;
 
   const listed = await runCli(['anomalies', 'list'], env);
   assert.equal(listed.code, 0, listed.stderr);
@@ -93,7 +93,7 @@ test('amil anomalies list shows conflicts with both versions, and resolve closes
 test('amil queues in embedded mode reports the outbox, and queues retry puts failed jobs back', async (t) => {
   const app = await startApp(t);
   await app.postBatch({ transactions: [bankRecord()] });
-  const env = { DATA_DIR: app.dataDir };
+  const env = app.storeEnv;
   const before = JSON.parse((await runCli(['queues', '--json'], env)).stdout) as {
     runtime: string;
     counts: { queue: string; waiting: number }[];
@@ -115,7 +115,7 @@ test('amil queues in embedded mode reports the outbox, and queues retry puts fai
 
 test('amil agency add prints a key once; show never does; rotate-key replaces it; set merges settings', async (t) => {
   const app = await startApp(t);
-  const env = { DATA_DIR: app.dataDir };
+  const env = app.storeEnv;
   const added = await runCli(
     [
       'agency',
@@ -170,7 +170,7 @@ test('amil agency add prints a key once; show never does; rotate-key replaces it
 
 test('amil agency set --category-name names a category in English and Malay, shown to payers on the pay page', async (t) => {
   const app = await startApp(t);
-  const env = { DATA_DIR: app.dataDir };
+  const env = app.storeEnv;
   const set = await runCli(
     [
       'agency',
@@ -206,7 +206,7 @@ test('amil agency set --category-name names a category in English and Malay, sho
 
 test('amil agency set --logo stores a small image that the pay pages show, served by us with caching headers', async (t) => {
   const app = await startApp(t);
-  const env = { DATA_DIR: app.dataDir };
+  const env = app.storeEnv;
   const dir = tempDir(t);
   // A 1x1 PNG.
   const png = Buffer.from(
@@ -242,7 +242,7 @@ test('amil agency set --logo stores a small image that the pay pages show, serve
 
 test('amil token mint prints a token for existing agencies, and revoke revokes it', async (t) => {
   const app = await startApp(t);
-  const env = { DATA_DIR: app.dataDir };
+  const env = app.storeEnv;
   const minted = await runCli(['token', 'mint', '--agencies', 'LZS,PPZ', '--ttl', '90d'], env);
   assert.equal(minted.code, 0, minted.stderr);
   const jti = /Token ([0-9a-f-]{36})/.exec(minted.stdout)?.[1] ?? '';
@@ -276,7 +276,7 @@ test('amil callbacks list --failed shows a callback given up; redeliver queues i
   });
   const relay = createInProcessRuntime(app.deps);
   await relay.drain();
-  const env = { DATA_DIR: app.dataDir };
+  const env = app.storeEnv;
   const listed = await runCli(['callbacks', 'list', '--failed'], env);
   assert.equal(listed.code, 0, listed.stderr);
   assert.match(
@@ -321,7 +321,7 @@ test('amil callbacks list --failed also shows a callback still retrying after a 
   const [callback] = await app.deps.store.callbacks.ofOrder(orderNo);
   assert.deepEqual([callback?.state, callback?.attempts], ['queued', 1]);
 
-  const env = { DATA_DIR: app.dataDir };
+  const env = app.storeEnv;
   const listed = await runCli(['callbacks', 'list', '--failed'], env);
   assert.equal(listed.code, 0, listed.stderr);
   assert.match(

@@ -75,7 +75,7 @@ test('amil db status lists the migrations, pending then applied, without applyin
   assert.equal(before.code, 0, before.stderr);
   assert.match(before.stdout, new RegExp(`^postgresql ${url.replace(/[/.]/g, '\\$&')}\n`));
   assert.match(before.stdout, /^pending {2}001_baseline\.sql$/m);
-  assert.match(before.stdout, /1 pending: run amil db migrate\./);
+  assert.match(before.stdout, new RegExp(`\n${pgMigrationFiles().length} pending: run amil db migrate\\.`));
   assert.equal(
     await withPool(
       url,
@@ -188,14 +188,19 @@ async function pgSchema(db: PgDb): Promise<{ tables: Schema; keys: string[] }> {
     (tables[c.table] ??= {})[c.column] = { type: AS_SQLITE[c.type] ?? c.type, notNull: c.nullable === 'NO' };
   const indexes = await db.rows<{ table: string; columns: string; partial: boolean }>(
     `SELECT t.relname AS table, i.indpred IS NOT NULL AS partial,
-       (SELECT string_agg(a.attname, ', ' ORDER BY k.n) FROM unnest(i.indkey) WITH ORDINALITY k (attnum, n)
-        JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum) AS columns
+       (SELECT string_agg(pg_get_indexdef(i.indexrelid, k.n::int, true), ', ' ORDER BY k.n)
+        FROM unnest(i.indkey) WITH ORDINALITY k (attnum, n)) AS columns
      FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid JOIN pg_namespace s ON s.oid = t.relnamespace
      WHERE s.nspname = 'public' AND i.indisunique`,
   );
   return {
     tables,
-    keys: indexes.map((i) => `${i.table} (${i.columns})${i.partial ? ' partial' : ''}`).sort(),
+    // A key on lower(column) is PostgreSQL's spelling of SQLite's COLLATE NOCASE key on the column.
+    keys: indexes
+      .map(
+        (i) => `${i.table} (${i.columns.replace(/\blower\((\w+)\)/g, '$1')})${i.partial ? ' partial' : ''}`,
+      )
+      .sort(),
   };
 }
 

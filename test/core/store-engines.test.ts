@@ -361,3 +361,28 @@ forEachEngine(
     assert.deepEqual(await store.outbox.pending(1000, NOW), []);
   },
 );
+
+forEachEngine(
+  'a batch that carries one orderno twice judges the second record against the first, and each stored version is its batch’s',
+  async (t, open) => {
+    const store = await withPartner(t, open);
+    const pending = prepared({ status: 'pending' });
+    const success = prepareRecord(bankRecord({ orderno: pending.orderno, status: 'success' }), ROUTES);
+    const resent = await store.bankPostings.ingestBatch(batch([pending, pending]));
+    assert.deepEqual(
+      resent.results.map((r) => r.outcome),
+      ['accepted', 'duplicate'],
+    );
+    const other = prepared({ status: 'pending' });
+    const changed = await store.bankPostings.ingestBatch(batch([other, success, other, success]));
+    assert.deepEqual(
+      changed.results.map((r) => r.outcome),
+      ['accepted', 'updated', 'duplicate', 'duplicate'],
+    );
+    // What normalising each batch reads: every accepted or updated record's version, once.
+    const versions = async (batchId: string) =>
+      (await store.ledger.batchVersions(batchId)).map((v) => v.version).sort();
+    assert.deepEqual(await versions(resent.batch_id), [1]);
+    assert.deepEqual(await versions(changed.batch_id), [1, 2]);
+  },
+);

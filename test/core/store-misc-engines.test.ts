@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import type { NewReconRun } from '../../core/store/index.ts';
-import { onBothEngines } from '../support/pg-stores.ts';
+import { onBothEngines } from '../support/engines.ts';
 
 function run(overrides: Partial<NewReconRun> = {}): NewReconRun {
   return {

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import type { NewOrder, OrderRow, PaymentResult } from '../../core/store/index.ts';
-import { onBothEngines, type EngineHalf } from '../support/pg-stores.ts';
+import { onBothEngines, type EngineStore as EngineHalf } from '../support/engines.ts';
 
 const AT = '2026-11-20T02:00:00.000Z';
 const LATER = '2026-11-20T02:05:00.000Z';

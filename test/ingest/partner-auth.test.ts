@@ -74,7 +74,7 @@ test('postings are kept per partner: the same orderno from two partners is two p
 function countingAuthenticator(app: TestApp, maxFailures: string) {
   const config = loadConfig({
     NODE_ENV: 'test',
-    DATA_DIR: app.dataDir,
+    ...app.storeEnv,
     PARTNER_AUTH_MAX_FAILURES: maxFailures,
   });
   const limits = createRateLimits(config, createLogger('silent'));

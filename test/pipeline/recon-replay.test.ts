@@ -138,7 +138,7 @@ test('amil recon run, then amil replay --from-archive --compare says identical',
   for (const file of ['01-morning.json', '02-bank-live-test.json', '03-afternoon.json', '04-evening.json'])
     assert.equal((await app.postBatch(readFileSync(path.join(FIXTURE_DAY, file)))).status, 200);
   await drainPipeline(app);
-  const env = { DATA_DIR: app.dataDir, LOG_LEVEL: 'warn' };
+  const env = { ...app.storeEnv, LOG_LEVEL: 'warn' };
   const run = await runCli(['recon', 'run', '--day', '2026-11-20'], env);
   assert.equal(run.code, 0, run.stderr);
   assert.match(

@@ -3,31 +3,29 @@
  * on one server per test file (started with the first PostgreSQL test, stopped after the file's last).
  * The same assertions hold on both: that is the contract of the repository interfaces.
  */
-import { after, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openStore, type Store } from '../../core/store/index.ts';
 import { openPgStore } from '../../core/store/pg/index.ts';
 import { openPgPool } from '../../core/store/pg/pool.ts';
 import { onCleanup, tempDir } from '../helpers.ts';
-import { startPostgres, type TestPostgres } from './postgres.ts';
+import { freshTestDatabase } from './test-database.ts';
 
 export type Engine = 'sqlite' | 'postgresql';
 
-/** The repositories a test gets, the same interfaces on either engine. */
-export interface EngineStore extends Pick<
-  Store,
-  'partners' | 'agencies' | 'anomalies' | 'bankPostings' | 'outbox' | 'ledger'
-> {
+/** The whole store a test gets, the same interfaces on either engine. */
+export interface EngineStore extends Store {
   engine: Engine;
+  /** Adds an agency (orders refer to one). */
+  addAgency(code: string): Promise<void>;
   /** Runs SQL straight on the engine, for what no repository reads (a test's own check). */
   sql<R>(text: string): Promise<R[]>;
 }
 
-let server: Promise<TestPostgres> | undefined;
-after(async () => {
-  if (server) await (await server).stop();
-});
+const addAgency = (store: Store) => async (code: string) => {
+  await store.agencies.create({ code, name: `Agency ${code}`, apiKey: `key-${code}`, now: new Date() });
+};
 
 function openSqlite(t: TestContext): Promise<EngineStore> {
   const file = path.join(tempDir(t), 'amil.db');
@@ -40,13 +38,13 @@ function openSqlite(t: TestContext): Promise<EngineStore> {
   return Promise.resolve({
     ...store,
     engine: 'sqlite',
+    addAgency: addAgency(store),
     sql: <R>(text: string) => Promise.resolve(raw.prepare<[], R>(text).all()),
   });
 }
 
 async function openPostgres(t: TestContext): Promise<EngineStore> {
-  server ??= startPostgres();
-  const url = await (await server).createTestDatabase();
+  const url = await freshTestDatabase();
   // The real PostgreSQL store (it migrates on open), and a connection of the test's own for raw reads.
   const store = openPgStore(url);
   const raw = openPgPool(url, { max: 1 });
@@ -55,7 +53,12 @@ async function openPostgres(t: TestContext): Promise<EngineStore> {
     await store.close();
   });
   await store.ping();
-  return { ...store, engine: 'postgresql', sql: <R>(text: string) => raw.rows<R>(text) };
+  return {
+    ...store,
+    engine: 'postgresql',
+    addAgency: addAgency(store),
+    sql: <R>(text: string) => raw.rows<R>(text),
+  };
 }
 
 /** Declares `name` twice, "(sqlite)" and "(postgresql)", each over a fresh store of that engine. */
@@ -69,4 +72,9 @@ export function forEachEngine(
   ] as const) {
     void test(`${name} (${engine})`, (t) => fn(t, () => open(t)));
   }
+}
+
+/** As {@link forEachEngine}, with the store opened before `fn` runs. */
+export function onBothEngines(name: string, fn: (t: TestContext, store: EngineStore) => Promise<void>): void {
+  forEachEngine(name, async (t, open) => fn(t, await open()));
 }

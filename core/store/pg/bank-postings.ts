@@ -155,13 +155,21 @@ async function applyBatch(tx: PgTx, input: IngestBatchInput): Promise<BankWebhoo
     input.bodySha256,
     input.records.length,
   ]);
-  const fresh = JSON.stringify(input.records.map((record, index) => ({ ...record, index })));
+  // Only an orderno's first record in the batch can create its posting; a later one is judged against what
+  // the records before it left, as SQLite judges them one after another (a resend inside one batch is a
+  // duplicate, a changed one an update), so accepted + updated counts exactly the versions stored.
+  const firstIndex = new Map<string, number>();
+  for (const [index, record] of input.records.entries())
+    if (!firstIndex.has(record.orderno)) firstIndex.set(record.orderno, index);
+  const fresh = JSON.stringify([...firstIndex.values()].map((index) => ({ ...input.records[index], index })));
   const inserted = new Set(
     (await tx.rows<{ orderno: string }>(INSERT_NEW, [fresh, input.partnerId, batchId, at])).map(
       (r) => r.orderno,
     ),
   );
-  const met = input.records.filter((r) => !inserted.has(r.orderno)).map((r) => r.orderno);
+  const createdHere = (orderno: string, index: number) =>
+    inserted.has(orderno) && firstIndex.get(orderno) === index;
+  const met = [...new Set(input.records.filter((r, i) => !createdHere(r.orderno, i)).map((r) => r.orderno))];
   const existing = new Map(
     met.length === 0
       ? []
@@ -169,12 +177,21 @@ async function applyBatch(tx: PgTx, input: IngestBatchInput): Promise<BankWebhoo
   );
   const results: BankRecordResult[] = [];
   for (const [index, record] of input.records.entries()) {
-    const current = existing.get(record.orderno);
-    results.push(
-      current
-        ? await judgeExisting(tx, current, record, index, batchId, at, input.businessDate)
-        : { index, orderno: record.orderno, outcome: 'accepted', status: record.status },
-    );
+    const current = createdHere(record.orderno, index) ? undefined : existing.get(record.orderno);
+    if (!current) {
+      results.push({ index, orderno: record.orderno, outcome: 'accepted', status: record.status });
+      continue;
+    }
+    const result = await judgeExisting(tx, current, record, index, batchId, at, input.businessDate);
+    results.push(result);
+    if (result.outcome === 'updated')
+      existing.set(record.orderno, {
+        ...current,
+        status: record.status,
+        version: current.version + 1,
+        sha256: record.sha256,
+        record: record.canonical,
+      });
   }
   const summary = { records: results.length, accepted: 0, duplicate: 0, updated: 0, conflict: 0 };
   for (const result of results) summary[result.outcome] += 1;

@@ -1,8 +1,8 @@
 /**
  * The PostgreSQL store: the same Store as SQLite's, over one pool. Migrations are applied when it opens
  * (under their advisory lock) and every repository call waits for them, so opening stays synchronous like
- * SQLite's. Repositories not yet written for PostgreSQL (issue 17) are listed in `incomplete`; a process
- * refuses to start on such a store (core/bootstrap.ts), and a call to one of them rejects.
+ * SQLite's. Every repository of the Store has its PostgreSQL implementation: the Store type makes a missing
+ * one a compile error, so no run-time list of missing repositories is kept.
  */
 import type { Store } from '../index.ts';
 import { pgAgencies } from './agencies.ts';
@@ -25,11 +25,8 @@ import { pgReconSnapshot } from './recon-snapshot.ts';
 import { pgQrCodes } from './qr-codes.ts';
 import { pgReceipts } from './receipts.ts';
 import { pgOps } from './ops.ts';
-
-export interface PgStore extends Store {
-  /** Repositories with no PostgreSQL implementation yet. */
-  readonly incomplete: readonly string[];
-}
+import { pgDashboardUsers } from './dashboard-users.ts';
+import { pgDashboardReads } from './dashboard-reads.ts';
 
 /** Every method of `repository` waits for `ready` (the migrations) before it runs. */
 function afterReady<T extends object>(ready: Promise<unknown>, repository: T): T {
@@ -37,37 +34,26 @@ function afterReady<T extends object>(ready: Promise<unknown>, repository: T): T
     get(target, key, receiver) {
       const value: unknown = Reflect.get(target, key, receiver);
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) =>
-        ready.then(() => (value as (...a: unknown[]) => unknown).apply(target, args));
+      const method = value as (...a: unknown[]) => unknown;
+      // A stream (async generator: the report exports) stays one: it waits inside, on its first read.
+      if (value.constructor.name === 'AsyncGeneratorFunction')
+        return async function* (...args: unknown[]) {
+          await ready;
+          yield* method.apply(target, args) as AsyncGenerator<unknown>;
+        };
+      return (...args: unknown[]) => ready.then(() => method.apply(target, args));
     },
   });
 }
 
-/** A repository of which PostgreSQL has no implementation yet: every call rejects, naming it. */
-function notYet<T extends object>(name: string): T {
-  return new Proxy({} as T, {
-    get: (_target, key) =>
-      typeof key === 'string'
-        ? () =>
-            Promise.reject(new Error(`store.${name}.${key} has no PostgreSQL implementation yet (issue 17)`))
-        : undefined,
-  });
-}
-
 /** Opens the store on the database at `url` (postgres://...); connections are made on first use. */
-export function openPgStore(url: string, options: PgPoolOptions = {}): PgStore {
+export function openPgStore(url: string, options: PgPoolOptions = {}): Store {
   const db = openPgPool(url, options);
   const ready = migratePg(db);
   // Surfaced by the first repository call (and by ping); not an unhandled rejection meanwhile.
   ready.catch(() => undefined);
   let closing: Promise<void> | undefined;
-  const incomplete: string[] = [];
-  const missing = <T extends object>(name: string): T => {
-    incomplete.push(name);
-    return notYet<T>(name);
-  };
   return {
-    incomplete,
     partners: afterReady(ready, pgPartners(db)),
     bankPostings: afterReady(ready, pgBankPostings(db)),
     anomalies: afterReady(ready, pgAnomalies(db)),
@@ -86,9 +72,8 @@ export function openPgStore(url: string, options: PgPoolOptions = {}): PgStore {
     qrCodes: afterReady(ready, pgQrCodes(db)),
     receipts: afterReady(ready, pgReceipts(db)),
     ops: afterReady(ready, pgOps(db)),
-    // The merchant dashboard's (issue 18) come next.
-    dashboardUsers: missing('dashboardUsers'),
-    dashboardReads: missing('dashboardReads'),
+    dashboardUsers: afterReady(ready, pgDashboardUsers(db)),
+    dashboardReads: afterReady(ready, pgDashboardReads(db)),
     async ping() {
       await ready;
       await db.run('SELECT 1');

@@ -2,7 +2,7 @@
  * The archive a replay reads and writes, on PostgreSQL (the SQLite twin: ../sqlite/recon-archive.ts): a
  * day's export is read from one snapshot (REPEATABLE READ, read only), so it is one moment's archive.
  */
-import { NOT_ACQUIRER_SOURCES } from '../sqlite/payment-events.ts';
+import { NOT_ACQUIRER_SOURCES } from '../payment-event-sources.ts';
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import { statement, type PgDb } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';

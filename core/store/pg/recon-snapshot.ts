@@ -7,7 +7,7 @@
  */
 import { TEST_SINK } from '../ledger.ts';
 import { businessDate, klDayStartUtc, nextDay } from '../../time.ts';
-import { NOT_ACQUIRER_SOURCES } from '../sqlite/payment-events.ts';
+import { NOT_ACQUIRER_SOURCES } from '../payment-event-sources.ts';
 import type { PgDb, PgTx } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';
 import type {

@@ -1,5 +1,5 @@
 import type { Db } from './db.ts';
-import { NOT_ACQUIRER_SOURCES } from './payment-events.ts';
+import { NOT_ACQUIRER_SOURCES } from '../payment-event-sources.ts';
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import type { ArchivedBatch, ArchivedPayment, ReconArchiveRepository } from '../recon-archive.ts';
 

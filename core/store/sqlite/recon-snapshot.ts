@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { TEST_SINK } from '../ledger.ts';
 import { businessDate, klDayStartUtc, nextDay } from '../../time.ts';
-import { NOT_ACQUIRER_SOURCES } from './payment-events.ts';
+import { NOT_ACQUIRER_SOURCES } from '../payment-event-sources.ts';
 import type {
   ReconAnomaly,
   ReconItem,

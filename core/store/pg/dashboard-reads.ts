@@ -1,0 +1,341 @@
+/**
+ * What the merchant dashboard reads, on PostgreSQL (the SQLite twin: ../sqlite/dashboard-reads.ts). The
+ * agency is a parameter of every query, so another agency's order, run or posting is not found; a page and
+ * its total come from one snapshot.
+ */
+import { klDayStartUtc, nextDay } from '../../time.ts';
+import { reconEmailJobId } from '../../queues.ts';
+import { statement, type PgDb } from './pool.ts';
+import { inSnapshot, streamRows } from './snapshot-read.ts';
+import type { PaymentEvent, PaymentRow } from '../orders.ts';
+import type { CallbackAttempt, CallbackRow } from '../callbacks.ts';
+import type { ZakatReportRow } from '../zakat-report.ts';
+import type { ReconRunRow } from '../recon-runs.ts';
+import type {
+  DashboardPaymentFilter,
+  DashboardReadsRepository,
+  DashboardRun,
+  DayFigures,
+  RunMail,
+} from '../dashboard-reads.ts';
+
+/** A callback is failing while it retries after a failed attempt, and when it was given up or refused. */
+const FAILING = `(c.state IN ('dead', 'gone') OR (c.state = 'queued' AND c.attempts > 0))`;
+
+const PAYMENT_COLUMNS = `order_no AS "orderNo", agency_code AS "agencyCode", ref_no AS "refNo",
+  extra_data AS "extraData", payment_category AS "paymentCategory", amount_sen AS "amountSen",
+  add_charge_sen AS "addChargeSen", email, return_url AS "returnUrl", payment_method AS "paymentMethod", status,
+  debit_auth_code AS "debitAuthCode", fpx_txn_id AS "fpxTxnId", fpx_txn_time AS "fpxTxnTime",
+  created_at AS "createdAt", updated_at AS "updatedAt", source, pay_link AS "payLink"`;
+
+// $1 agency, $2 from, $3 to (instants), $4 approved (boolean or null), $5 order number, $6 refNo, $7 method.
+const PAYMENT_WHERE = `agency_code = $1 AND created_at >= $2 AND created_at < $3
+  AND ($4::boolean IS NULL OR (status = 'success') = $4)
+  AND ($5::text IS NULL OR order_no = $5)
+  AND ($6::text IS NULL OR ref_no = $6)
+  AND ($7::text IS NULL OR payment_method = $7)`;
+const PAYMENT_COUNT = statement(`SELECT count(*) AS n FROM payments WHERE ${PAYMENT_WHERE}`);
+const PAYMENT_PAGE = statement(
+  `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${PAYMENT_WHERE}
+   ORDER BY created_at, order_no LIMIT $8 OFFSET $9`,
+);
+const PAYMENT_ALL = `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${PAYMENT_WHERE} ORDER BY created_at, order_no`;
+
+const POSTING_COLUMNS = `n.posting_id AS "postingId", n.sink, n.orderno, n.status, n.amount_sen AS "amountSen",
+  n.name, n.email, n.data_email AS "dataEmail", n.time_utc AS "timeUtc", n.business_date AS "businessDate",
+  n.zakat_name AS "zakatName", n.ic_no AS "icNo", n.phone, n.address, n.postcode, n.city, n.state,
+  n.type_raw AS "typeRaw", n.type, n.year, n.zakat_amount_sen AS "zakatAmountSen", n.rate_sen AS "rateSen",
+  n.dependants, n.exceptions`;
+
+/** A posting's latest version in the agency's ledger: $1 agency, $2 first and $3 last business day. */
+const LATEST = `l.sink = $1 AND l.business_date BETWEEN $2 AND $3
+  AND NOT EXISTS (SELECT 1 FROM ledger_entries l2
+    WHERE l2.sink = l.sink AND l2.posting_id = l.posting_id AND l2.version > l.version)`;
+
+/** $4 code: 'any' is every posting with an exception code (the overview's link). */
+const CODE_FILTER = `AND ($4::text IS NULL OR ($4 = 'any' AND l.exceptions <> '[]')
+  OR l.exceptions::jsonb ? $4)`;
+
+/** The matching ledger entries; the posting's fields are joined only to filter by $5 state or $6 type. */
+const postingKeys = (byFields: boolean) => `FROM ledger_entries l
+  ${byFields ? 'JOIN normalised_postings n ON n.posting_id = l.posting_id AND n.version = l.version' : ''}
+  WHERE ${LATEST} ${CODE_FILTER}
+  ${byFields ? 'AND ($5::text IS NULL OR n.state = $5) AND ($6::text IS NULL OR n.type = $6)' : ''}`;
+
+/** Ledger-only reads take $1 to $4 and page with $5, $6; reads by the posting's fields $1 to $6, then $7, $8. */
+const postingReads = (byFields: boolean) => {
+  const [limit, offset] = byFields ? ['$7', '$8'] : ['$5', '$6'];
+  return {
+    count: statement(`SELECT count(*) AS n ${postingKeys(byFields)}`),
+    page: statement(
+      `WITH page AS (SELECT l.posting_id, l.version, l.business_date ${postingKeys(byFields)}
+         ORDER BY l.business_date, l.posting_id LIMIT ${limit} OFFSET ${offset})
+       SELECT ${POSTING_COLUMNS} FROM page
+       JOIN normalised_postings n ON n.posting_id = page.posting_id AND n.version = page.version
+       ORDER BY page.business_date, page.posting_id`,
+    ),
+  };
+};
+const POSTINGS_BY_FIELDS = postingReads(true);
+const POSTINGS_BY_LEDGER = postingReads(false);
+// Flagged entries only, straight from the ledger (it keeps each version's codes).
+const CODES = statement(
+  `SELECT DISTINCT j.code FROM ledger_entries l, jsonb_array_elements_text(l.exceptions::jsonb) AS j(code)
+   WHERE ${LATEST} AND l.exceptions <> '[]' ORDER BY 1`,
+);
+
+// Bank postings per day from the ledger (latest versions); checkout payments per UTC+8 day of creation,
+// counted once the acquirer was involved (an order nobody took to the bank is not a transaction).
+const LEDGER_DAYS = statement(
+  `SELECT l.business_date AS day, count(*) FILTER (WHERE l.status = 'success') AS count,
+     coalesce(sum(l.amount_sen) FILTER (WHERE l.status = 'success'), 0) AS "sumSen",
+     count(*) FILTER (WHERE l.status = 'pending') AS pending, count(*) FILTER (WHERE l.status = 'failed') AS failed,
+     count(*) FILTER (WHERE l.exceptions <> '[]') AS exceptions
+   FROM ledger_entries l WHERE ${LATEST} GROUP BY l.business_date`,
+);
+// Sessions are in UTC (pool.ts), so to_char of the instant plus eight hours is the KL date.
+const PAYMENT_DAYS = statement(
+  `SELECT to_char(created_at + interval '8 hours', 'YYYY-MM-DD') AS day,
+     count(*) FILTER (WHERE status = 'success') AS count,
+     coalesce(sum(amount_sen) FILTER (WHERE status = 'success'), 0) AS "sumSen",
+     count(*) FILTER (WHERE status = 'pending' AND acquirer_ref IS NOT NULL) AS pending,
+     count(*) FILTER (WHERE status = 'failed') AS failed
+   FROM payments WHERE agency_code = $1 AND created_at >= $2 AND created_at < $3 GROUP BY 1`,
+);
+const CALLBACKS_FAILING = statement(
+  `SELECT count(*) AS n FROM callbacks c JOIN payments p ON p.order_no = c.order_no
+   WHERE p.agency_code = $1 AND ${FAILING}`,
+);
+const OPEN_ANOMALIES = statement(
+  `SELECT (SELECT count(*) FROM anomalies a JOIN bank_postings b ON b.id = a.posting_id
+            WHERE a.status = 'open' AND b.agency_code = $1)
+        + (SELECT count(*) FROM payment_anomalies a JOIN payments p ON p.order_no = a.order_no
+            WHERE a.resolved_at IS NULL AND p.agency_code = $1) AS n`,
+);
+
+const CALLBACK_COLUMNS = `c.id, c.order_no AS "orderNo", p.agency_code AS "agencyCode", c.status, c.url, c.fields,
+  c.created_at AS "createdAt", c.state, c.attempts, c.next_attempt_at AS "nextAttemptAt",
+  c.finished_at AS "finishedAt"`;
+// $1 agency, $2 state ('failing', a state, or null).
+const CALLBACK_WHERE = `p.agency_code = $1 AND ($2::text IS NULL OR ($2 = 'failing' AND ${FAILING}) OR c.state = $2)`;
+const CALLBACK_COUNT = statement(
+  `SELECT count(*) AS n FROM callbacks c JOIN payments p ON p.order_no = c.order_no WHERE ${CALLBACK_WHERE}`,
+);
+const CALLBACK_PAGE = statement(
+  `SELECT ${CALLBACK_COLUMNS}, ${FAILING} AS failing
+   FROM callbacks c JOIN payments p ON p.order_no = c.order_no WHERE ${CALLBACK_WHERE}
+   ORDER BY failing DESC, c.id DESC LIMIT $3 OFFSET $4`,
+);
+const CALLBACK_STATES = statement(
+  `SELECT c.state, count(*) AS n, count(*) FILTER (WHERE ${FAILING}) AS failing
+   FROM callbacks c JOIN payments p ON p.order_no = c.order_no WHERE p.agency_code = $1 GROUP BY c.state`,
+);
+const ATTEMPTS = statement(
+  `SELECT at, status_code AS "statusCode", latency_ms AS "latencyMs", error, response_prefix AS "responsePrefix"
+   FROM callback_attempts WHERE callback_id = $1 ORDER BY id`,
+);
+
+const ORDER_ROW = statement(
+  `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE order_no = $2 AND agency_code = $1`,
+);
+const ORDER_EVENTS = statement(
+  `SELECT at, status, debit_auth_code AS "debitAuthCode", source FROM payment_events WHERE order_no = $1 ORDER BY id`,
+);
+const ORDER_CALLBACKS = statement(
+  `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p ON p.order_no = c.order_no
+   WHERE c.order_no = $1 ORDER BY c.id`,
+);
+
+// $1 agency, $2 the re-mail job id's prefix (a run's job is the prefix and its id, or those and '.n').
+const RUN_COLUMNS = `r.id, r.sink, r.business_date AS "businessDate", r.trigger, r.as_of AS "asOf",
+  r.started_at AS "startedAt", r.finished_at AS "finishedAt", r.fingerprint, r.file, r.file_sha256 AS "fileSha256",
+  r.file_bytes AS "fileBytes", r.input_counts AS "inputCounts", r.totals, r.previous_run AS "previousRun",
+  r.changes,
+  (SELECT min(d.at) FROM recon_deliveries d WHERE d.run_id = r.id AND d.outcome = 'sent') AS "mailedAt",
+  EXISTS (SELECT 1 FROM recon_deliveries d WHERE d.run_id = r.id) AS tried,
+  EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = $2::text || r.id
+    OR (o.job_id >= $2 || r.id || '.' AND o.job_id < $2 || r.id || '/')) AS queued`;
+const LAST_NIGHTLY = statement(
+  `SELECT ${RUN_COLUMNS} FROM recon_runs r WHERE r.sink = $1 AND r.trigger = 'nightly'
+   ORDER BY r.business_date DESC, r.id DESC LIMIT 1`,
+);
+const RUN_LIST = statement(
+  `SELECT ${RUN_COLUMNS} FROM recon_runs r
+   WHERE r.sink = $1 AND ($3::text IS NULL OR r.business_date >= $3) AND ($4::text IS NULL OR r.business_date <= $4)
+   ORDER BY r.business_date DESC, r.id DESC LIMIT $5`,
+);
+const ONE_RUN = statement(`SELECT ${RUN_COLUMNS} FROM recon_runs r WHERE r.sink = $1 AND r.id = $3`);
+
+type RawRun = Omit<ReconRunRow, 'inputCounts' | 'totals'> & {
+  inputCounts: string;
+  totals: string;
+  mailedAt: string | null;
+  tried: boolean;
+  queued: boolean;
+};
+
+const JOB_PREFIX = reconEmailJobId(0).slice(0, -1);
+
+function parseRun({ tried, queued, ...row }: RawRun): DashboardRun {
+  const mail: RunMail = row.mailedAt ? 'sent' : tried ? 'failed' : queued ? 'queued' : 'not-mailed';
+  return {
+    ...row,
+    inputCounts: JSON.parse(row.inputCounts) as Record<string, number>,
+    totals: JSON.parse(row.totals) as unknown,
+    mail,
+  };
+}
+
+const nullable = <T>(value: T | undefined): T | null => value ?? null;
+
+/**
+ * The instant a KL day starts; the first day there is (0001-01-01) starts in year 0 in UTC, which a
+ * timestamptz cannot hold: '-infinity' is before every instant.
+ */
+const startOf = (day: string) => {
+  const start = klDayStartUtc(day);
+  return start.startsWith('0000-') ? '-infinity' : start;
+};
+/** The day after `day` as the instant it starts, or 'infinity' for the last calendar day. */
+const endOf = (day: string) => (day >= '9999-12-31' ? 'infinity' : klDayStartUtc(nextDay(day)));
+
+/** Rows read per round trip when the export streams every row. */
+const CHUNK = 1000;
+
+interface DayRow {
+  day: string;
+  count: number;
+  sumSen: number;
+  pending: number;
+  failed: number;
+}
+
+/** The PostgreSQL implementation of {@link DashboardReadsRepository}. */
+export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
+  const paymentValues = (f: DashboardPaymentFilter) => [
+    f.agency,
+    startOf(f.firstDay),
+    endOf(f.lastDay),
+    nullable(f.approved),
+    nullable(f.orderNo),
+    nullable(f.refNo),
+    nullable(f.method),
+  ];
+
+  return {
+    async overview(agency, firstDay, lastDay) {
+      return inSnapshot(db, async (tx) => {
+        const byDay = new Map<string, DayFigures>();
+        for (let day = firstDay; day <= lastDay; day = nextDay(day)) {
+          byDay.set(day, { day, collected: { count: 0, sumSen: 0 }, pending: 0, failed: 0, exceptions: 0 });
+        }
+        const add = (row: DayRow) => {
+          const figures = byDay.get(row.day);
+          if (!figures) return;
+          figures.collected.count += row.count;
+          figures.collected.sumSen += row.sumSen;
+          figures.pending += row.pending;
+          figures.failed += row.failed;
+        };
+        for (const row of await tx.rows<DayRow & { exceptions: number }>(LEDGER_DAYS, [
+          agency,
+          firstDay,
+          lastDay,
+        ])) {
+          add(row);
+          const figures = byDay.get(row.day);
+          if (figures) figures.exceptions += row.exceptions;
+        }
+        for (const row of await tx.rows<DayRow>(PAYMENT_DAYS, [agency, startOf(firstDay), endOf(lastDay)]))
+          add(row);
+        const nightly = await tx.row<RawRun>(LAST_NIGHTLY, [agency, JOB_PREFIX]);
+        return {
+          days: [...byDay.values()],
+          callbacksFailing: (await tx.row<{ n: number }>(CALLBACKS_FAILING, [agency]))?.n ?? 0,
+          openAnomalies: (await tx.row<{ n: number }>(OPEN_ANOMALIES, [agency]))?.n ?? 0,
+          lastNightly: nightly ? parseRun(nightly) : null,
+        };
+      });
+    },
+
+    async paymentsPage(filter, limit, offset) {
+      const values = paymentValues(filter);
+      return inSnapshot(db, async (tx) => ({
+        rows: await tx.rows<PaymentRow>(PAYMENT_PAGE, [...values, limit, offset]),
+        total: (await tx.row<{ n: number }>(PAYMENT_COUNT, values))?.n ?? 0,
+      }));
+    },
+
+    async *paymentRows(filter) {
+      // One snapshot through a cursor: the export is every row of one committed state.
+      yield* streamRows<PaymentRow>(db, PAYMENT_ALL, paymentValues(filter), CHUNK);
+    },
+
+    async order(agency, orderNo) {
+      return inSnapshot(db, async (tx) => {
+        const row = await tx.row<PaymentRow>(ORDER_ROW, [agency, orderNo]);
+        if (!row) return undefined;
+        const callbacks = [];
+        for (const c of await tx.rows<CallbackRow>(ORDER_CALLBACKS, [orderNo]))
+          callbacks.push({ ...c, attemptLog: await tx.rows<CallbackAttempt>(ATTEMPTS, [c.id]) });
+        return { ...row, events: await tx.rows<PaymentEvent>(ORDER_EVENTS, [orderNo]), callbacks };
+      });
+    },
+
+    async postingsPage(filter, limit, offset) {
+      const byFields = filter.state !== undefined || filter.type !== undefined;
+      const read = byFields ? POSTINGS_BY_FIELDS : POSTINGS_BY_LEDGER;
+      const values = [filter.agency, filter.firstDay, filter.lastDay, nullable(filter.code)];
+      if (byFields) values.push(nullable(filter.state), nullable(filter.type));
+      return inSnapshot(db, async (tx) => ({
+        rows: await tx.rows<ZakatReportRow>(read.page, [...values, limit, offset]),
+        total: (await tx.row<{ n: number }>(read.count, values))?.n ?? 0,
+      }));
+    },
+
+    async postingCodes({ agency, firstDay, lastDay }) {
+      return (await db.rows<{ code: string }>(CODES, [agency, firstDay, lastDay])).map((row) => row.code);
+    },
+
+    async callbacksPage(filter, limit, offset) {
+      const values = [filter.agency, filter.state ?? null];
+      return inSnapshot(db, async (tx) => {
+        const byState: Record<string, number> = { failing: 0 };
+        for (const row of await tx.rows<{ state: string; n: number; failing: number }>(CALLBACK_STATES, [
+          filter.agency,
+        ])) {
+          byState[row.state] = row.n;
+          byState.failing = (byState.failing ?? 0) + row.failing;
+        }
+        const rows = [];
+        for (const row of await tx.rows<CallbackRow & { failing: boolean }>(CALLBACK_PAGE, [
+          ...values,
+          limit,
+          offset,
+        ]))
+          rows.push({ ...row, attemptLog: await tx.rows<CallbackAttempt>(ATTEMPTS, [row.id]) });
+        return {
+          rows,
+          total: (await tx.row<{ n: number }>(CALLBACK_COUNT, values))?.n ?? 0,
+          byState,
+        };
+      });
+    },
+
+    async runs(agency, filter) {
+      const rows = await db.rows<RawRun>(RUN_LIST, [
+        agency,
+        JOB_PREFIX,
+        nullable(filter.firstDay),
+        nullable(filter.lastDay),
+        filter.limit,
+      ]);
+      return rows.map(parseRun);
+    },
+
+    async run(agency, id) {
+      const row = await db.row<RawRun>(ONE_RUN, [agency, JOB_PREFIX, id]);
+      return row && parseRun(row);
+    },
+  };
+}
