@@ -48,7 +48,6 @@ import { createInProcessRuntime } from '../pipeline/in-process-runtime.ts';
 import { fmtInt, fmtMs, fmtPct, fmtRatio, percentile, table } from './format.ts';
 import { startBenchPostgres } from './postgres.ts';
 import { openPgStore } from '../core/store/pg/index.ts';
-import { openStore } from '../core/store/index.ts';
 import pg from 'pg';
 
 const HOST = '127.0.0.1';
@@ -634,18 +633,8 @@ async function main(): Promise<boolean> {
     process.stdout.write('     on PostgreSQL: starting it...');
     const pgServer = await startBenchPostgres();
     stops.push(pgServer.stop);
-    // PostgreSQL has no dashboard repositories yet (another part of issue 17): checkout uses none, and the
-    // demo seed's dashboard user goes to a side SQLite file, so createDeps takes the store as it is.
-    const { incomplete: _missing, ...pgStore } = openPgStore(pgServer.url);
-    const side = openStore(path.join(tempDir('amil-bench-side-'), 'dashboard.db'));
-    stops.push(() => side.close());
-    // Seeded first, so the dashboard user the PostgreSQL seed would add is there with its agencies.
-    await seedDemoData(side, new Date());
-    const pgWeb = depsIn(
-      webDir,
-      { DATABASE_URL: pgServer.url },
-      { store: { ...pgStore, dashboardUsers: side.dashboardUsers, dashboardReads: side.dashboardReads } },
-    );
+    const pgStore = openPgStore(pgServer.url);
+    const pgWeb = depsIn(webDir, { DATABASE_URL: pgServer.url }, { store: pgStore });
     await seedDemoData(pgWeb.store, new Date());
     listening = await listen([
       { name: 'web', app: createWebApp(pgWeb, ['base', 'reports', 'pay']), host: HOST, port: 0 },
