@@ -5,7 +5,8 @@ import { TEST_SINK } from './store/ledger.ts';
  * under these names (in the transaction of the fact that causes them) and the pipeline runs them.
  *
  * A job id is the idempotency key of its outbox row (`UNIQUE (job_id)`) and BullMQ's second guard. BullMQ
- * refuses a custom id with exactly one `:`, so ids use dots, or (callbacks) two colons or more.
+ * refuses a custom id with a `:` unless it has exactly two (the old repeatable jobs' form), so ids use dots,
+ * and callbacks' exactly two colons (test/pipeline/outbox-relay.test.ts adds every kind to a real Redis).
  */
 
 /** Normalises a stored webhook batch (one job per batch). */
@@ -37,9 +38,13 @@ export const normaliseJobId = (batchId: string): string => `normalise.${batchId}
 /** A batch's share of one sink is appended to that sink's ledger once. */
 export const ledgerJobId = (sink: string, batchId: string): string => `${ledgerQueue(sink)}.${batchId}`;
 
-/** One attempt of one callback; `suffix` tells apart a deferral of the same attempt (its order was busy). */
-export const callbackJobId = (callbackId: number, attempt: number, suffix = ''): string =>
-  `callback:${callbackId}:${attempt}${suffix}`;
+/** One attempt of one callback. */
+export const callbackJobId = (callbackId: number, attempt: number): string =>
+  `callback:${callbackId}:${attempt}`;
+
+/** A callback put off at `at` because another callback of its order was being delivered. */
+export const callbackDeferralJobId = (callbackId: number, at: Date): string =>
+  `callback:${callbackId}:busy.${at.getTime()}`;
 
 /** A day's nightly run is queued once. */
 export const reconNightlyJobId = (day: string): string => `${RECON_NIGHTLY_QUEUE}.${day}`;

@@ -517,6 +517,12 @@ export const SETTINGS = {
       readme: '(unset: .eml files)',
       doc: "SMTP server for the nightly e-mails and payers' receipts, e.g. `smtp://user:pass@mail.example:587`; unset writes each e-mail to `DATA_DIR/mail/*.eml`",
     }),
+    timeoutMs: variable({
+      name: 'SMTP_TIMEOUT_MS',
+      parse: int(1000, 600_000),
+      default: '60000',
+      doc: "How long an SMTP attempt waits on the server for each step (connecting, its greeting, each read); a receipt's lease is three times this",
+    }),
     from: MAIL_FROM,
     receiptFrom: variable({
       name: 'RECEIPT_MAIL_FROM',

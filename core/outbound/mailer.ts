@@ -35,7 +35,12 @@ export interface Mailer {
  * nodemailer's stream transport (the same MIME) and written as an `.eml` file under `dir`, so embedded
  * mode needs no mail server and a user can open what would have been sent.
  */
-export function createMailer(options: { smtpUrl: string | undefined; from: string; dir: string }): Mailer {
+export function createMailer(options: {
+  smtpUrl: string | undefined;
+  from: string;
+  dir: string;
+  timeoutMs: number;
+}): Mailer {
   const mailOf = (message: MailMessage) => ({
     ...message,
     from: message.from ?? options.from,
@@ -44,7 +49,14 @@ export function createMailer(options: { smtpUrl: string | undefined; from: strin
     attachments: [...(message.attachments ?? [])],
   });
   if (options.smtpUrl) {
-    const transport = nodemailer.createTransport(options.smtpUrl);
+    // Every step bounded (nodemailer's own defaults wait up to 10 minutes on a silent server), so an attempt
+    // that a dead worker left behind is known to be over within a lease derived from the same figure.
+    const transport = nodemailer.createTransport({
+      url: options.smtpUrl,
+      connectionTimeout: options.timeoutMs,
+      greetingTimeout: options.timeoutMs,
+      socketTimeout: options.timeoutMs,
+    });
     return {
       async send(message) {
         const info = await transport.sendMail(mailOf(message));

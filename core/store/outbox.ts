@@ -14,6 +14,9 @@ export interface Job {
   payload: unknown;
 }
 
+/** Rows a queue refused for good in a hand-over: row id -> the queue's reason. */
+export type RefusedRows = ReadonlyMap<number, string>;
+
 export interface QueueStats {
   queue: string;
   waiting: number;
@@ -39,14 +42,16 @@ export interface OutboxRepository {
 
   /**
    * Redis mode: takes the rows `pending` would return that no other relay holds, hands them to `send`, and
-   * marks them sent; when `send` throws, nothing is marked. Relays on several machines never hand over the
-   * same row (PostgreSQL holds the rows FOR UPDATE SKIP LOCKED until they are marked; SQLite runs one
-   * hand-over at a time per process). The rows stay pending meanwhile. Returns how many.
+   * marks them sent; when `send` throws, nothing is marked. The rows `send` says the queue refused for good
+   * (row id -> why) are marked failed for good instead, so one bad row never holds back the rows behind it.
+   * Relays on several machines never hand over the same row (PostgreSQL holds the rows FOR UPDATE SKIP
+   * LOCKED until they are marked; SQLite runs one hand-over at a time per process). The rows stay pending
+   * meanwhile. Returns how many were taken.
    */
   handOver(
     limitPerQueue: number,
     now: Date,
-    send: (rows: readonly OutboxRow[]) => Promise<void>,
+    send: (rows: readonly OutboxRow[]) => Promise<RefusedRows | void>,
   ): Promise<number>;
 
   /** Redis mode: the rows were handed to Redis (the reconciler re-added their jobs). */

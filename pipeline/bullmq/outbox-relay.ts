@@ -1,10 +1,16 @@
-import type { JobsOptions } from 'bullmq';
+import type { JobsOptions, Queue } from 'bullmq';
 import type { Deps } from '../../core/deps.ts';
+import type { OutboxRow } from '../../core/store/index.ts';
 import { byQueue, createPoller } from '../poller.ts';
 import { jobOptionsFor } from '../retry.ts';
 import { openQueues } from './queues.ts';
 
 const ROWS_PER_LOOK = 500;
+
+/** Rethrows `error` unless Redis answers: a queue that refuses a job is told apart from a Redis that is down. */
+async function stillReachable(queue: Queue, error: unknown): Promise<void> {
+  await queue.getJobCounts('wait').catch(() => Promise.reject(error as Error));
+}
 
 /**
  * Moves outbox rows to BullMQ with their deterministic job ids, then marks them sent; relays of several
@@ -22,15 +28,31 @@ export function createOutboxRelay(
   async function handOver(): Promise<number> {
     // The store hands each row to one relay only, however many workers run this (docs/pipeline.md).
     return deps.store.outbox.handOver(ROWS_PER_LOOK, deps.clock.now(), async (rows) => {
+      const refused = new Map<number, string>();
       for (const [name, queueRows] of byQueue(rows)) {
-        await queues.get(name).addBulk(
-          queueRows.map((row) => ({
-            name,
-            data: JSON.parse(row.payload) as unknown,
-            opts: { ...(options.jobOptions ?? jobOptionsFor(deps.config, name)), jobId: row.jobId },
-          })),
-        );
+        const queue = queues.get(name);
+        const jobOf = (row: OutboxRow) => ({
+          name,
+          data: JSON.parse(row.payload) as unknown,
+          opts: { ...(options.jobOptions ?? jobOptionsFor(deps.config, name)), jobId: row.jobId },
+        });
+        try {
+          await queue.addBulk(queueRows.map(jobOf));
+        } catch (bulkError) {
+          // One job BullMQ refuses (an id it cannot take) fails the whole bulk: find it, so that it fails
+          // alone and the rows behind it flow. A Redis that is down fails the look instead: nothing marked.
+          await stillReachable(queue, bulkError);
+          for (const row of queueRows) {
+            await queue.add(name, jobOf(row).data, jobOf(row).opts).catch(async (err: unknown) => {
+              await stillReachable(queue, err);
+              const why = err instanceof Error ? err.message : String(err);
+              log.error({ queue: name, job_id: row.jobId, err }, 'the queue refused a job: failed for good');
+              refused.set(row.id, why);
+            });
+          }
+        }
       }
+      return refused;
     });
   }
 

@@ -1,7 +1,7 @@
 import type { Deps } from '../../core/deps.ts';
 import { CALLBACK_ID_HEADER, withCallbackId } from '../../core/payments/callback-fields.ts';
 import { signCallback } from '../../core/signatures.ts';
-import { CALLBACK_QUEUE, callbackJobId } from '../../core/queues.ts';
+import { CALLBACK_QUEUE, callbackDeferralJobId, callbackJobId } from '../../core/queues.ts';
 import type { AttemptVerdict } from '../../core/store/index.ts';
 import type { CallbackJob } from '../../schemas/index.ts';
 import { nextAttemptAt } from '../callbacks/schedule.ts';
@@ -37,7 +37,7 @@ export const callbackJob: JobDefinition<CallbackJob> = {
         const later = new Date(started.getTime() + BUSY_RETRY_MS).toISOString();
         await deps.store.callbacks.defer(
           id,
-          callbackJobId(id, -1, `:busy:${started.getTime()}`),
+          callbackDeferralJobId(id, started),
           started.toISOString(),
           later,
         );

@@ -5,9 +5,6 @@ import type { ReceiptJob } from '../../schemas/index.ts';
 import { receiptMail } from '../receipts/mail.ts';
 import { PermanentJobError, type JobDefinition } from './types.ts';
 
-/** How long one attempt may hold a receipt: longer than nodemailer's own timeouts of a sending attempt. */
-const LEASE_MS = 15 * 60_000;
-
 /**
  * E-mails a paid order's receipt to the payer (through the same mailer as the nightly e-mail: SMTP, or an
  * .eml file). Never twice: a receipt already sent is skipped, and an attempt leases it so two workers
@@ -25,7 +22,9 @@ export const receiptJob: JobDefinition<ReceiptJob> = {
   concurrency: 8,
   async process(data: ReceiptJob, deps: Deps): Promise<void> {
     const started = deps.clock.now();
-    const leaseUntil = new Date(started.getTime() + LEASE_MS).toISOString();
+    // How long one attempt may hold the receipt: past the mailer's timeouts of connecting, the greeting and
+    // a silent server, so a worker that died mid-send holds it minutes, not the quarter hour it once did.
+    const leaseUntil = new Date(started.getTime() + 3 * deps.config.mail.timeoutMs + 5000).toISOString();
     const claim = await deps.store.receipts.claim(data.orderNo, started.toISOString(), leaseUntil);
     if ('refused' in claim) {
       if (claim.refused === 'done') return;

@@ -16,7 +16,15 @@ import { DEMO_PASSWORD, bankRecord, tempDir } from '../helpers.ts';
 import { startPostgres } from '../support/postgres.ts';
 import { startRedis } from '../support/redis.ts';
 import { startSmtp } from '../support/smtp.ts';
-import { killHard, queryRows, startMachine, waitUntil, workbookOf } from '../support/many-machines.ts';
+import {
+  complaints,
+  killHard,
+  pipelineState,
+  queryRows,
+  startMachine,
+  waitUntil,
+  workbookOf,
+} from '../support/many-machines.ts';
 import { runCli } from './processes.ts';
 import { LZS_KEY, startMerchant } from '../support/merchant.ts';
 import { signPost, verifyCallback } from '../../core/signatures.ts';
@@ -70,6 +78,8 @@ test(
       REDIS_URL: redis.url,
       QUEUE_PREFIX: redis.prefix,
       SMTP_URL: smtp.url,
+      // A receipt a killed worker was sending is free again after seconds (three times this, plus 5 s).
+      SMTP_TIMEOUT_MS: '2000',
       LOG_LEVEL: 'info',
       CALLBACK_RETRY_MS: '200',
       // A killed worker's jobs come back after seconds, not the production minute, to keep the test short.
@@ -126,7 +136,14 @@ test(
       Number(
         (await queryRows<{ n: string }>(postgres.url, 'SELECT count(*) AS n FROM ledger_entries'))[0]!.n,
       );
-    await waitUntil(async () => (await ledgered()) >= sent.size, 'every posting in a ledger');
+    await waitUntil(async () => (await ledgered()) >= sent.size, 'every posting in a ledger').catch(
+      async (error: unknown) => {
+        // Where the postings stopped, and what the machines said, so a failure can be diagnosed from CI's log.
+        t.diagnostic(await pipelineState(postgres.url, redis));
+        for (const m of [...webs, ...workers]) t.diagnostic(`${m.dir}:\n${complaints(m)}`);
+        throw error;
+      },
+    );
     // Give a double delivery the time to show itself before counting.
     await new Promise((r) => setTimeout(r, 1000));
 

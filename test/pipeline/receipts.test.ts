@@ -1,8 +1,10 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
+import { fixedClock } from '../../core/clock.ts';
 import { settleOrder } from '../../core/payments/settle.ts';
 import { receiptJob } from '../../pipeline/jobs/receipt.ts';
 import { createBullRuntime } from '../../pipeline/bullmq/runtime.ts';
@@ -234,6 +236,52 @@ test('two workers running one receipt job at once send it once', async (t) => {
   await drain(app);
   assert.equal(smtp.received.length, 1);
   assert.equal((await app.deps.store.receipts.of(order.orderNo))?.attempts.length, 1);
+});
+
+/** A real listener that takes connections and says nothing: a hung mail server. */
+async function silentSmtp(t: TestContext): Promise<string> {
+  const silent = createServer((socket) => onCleanup(t, () => socket.destroy()));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  onCleanup(t, () => new Promise<void>((resolve) => silent.close(() => resolve())));
+  return `smtp://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+}
+
+test('an SMTP server that accepts and never greets is given up after SMTP_TIMEOUT_MS, and the attempt recorded', async (t) => {
+  const app = await startApp(t, { SMTP_URL: await silentSmtp(t), SMTP_TIMEOUT_MS: '1000' });
+  const order = await payAt(t, app, 'SBX00');
+  const started = Date.now();
+  await assert.rejects(receiptJob.process({ orderNo: order.orderNo }, app.deps));
+  const waited = Date.now() - started;
+  assert.ok(waited < 5000, `gave up after ${waited} ms (nodemailer's own greeting timeout is 30 s)`);
+  const attempts = (await app.deps.store.receipts.of(order.orderNo))?.attempts ?? [];
+  assert.equal(attempts.length, 1, 'the attempt is recorded');
+});
+
+test('an attempt holds its receipt for three SMTP timeouts plus 5 s, so one a dead worker left is free after that', async (t) => {
+  const clock = fixedClock(new Date());
+  const app = await startApp(t, { SMTP_URL: await silentSmtp(t), SMTP_TIMEOUT_MS: '3000' }, { clock });
+  const order = await payAt(t, app, 'SBX00');
+  const taken = clock.now().getTime();
+  // The first attempt takes the receipt and waits on the silent server (as a worker killed mid-send would
+  // have left it: taken, nothing recorded).
+  const first = receiptJob.process({ orderNo: order.orderNo }, app.deps).then(
+    () => 'sent',
+    (err: Error) => err.message,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  clock.set(new Date(taken + 13_000));
+  await assert.rejects(
+    receiptJob.process({ orderNo: order.orderNo }, app.deps),
+    /being sent by another attempt/,
+    'still leased 13 s later (3 x 3 s + 5 s = 14 s)',
+  );
+  clock.set(new Date(taken + 15_000));
+  await assert.rejects(
+    receiptJob.process({ orderNo: order.orderNo }, app.deps),
+    (err: Error) => !/another attempt/.test(err.message),
+    'taken again 15 s later: this attempt reached the (silent) server itself',
+  );
+  assert.match(await first, /Greeting never received/, 'the first attempt timed out meanwhile');
 });
 
 test('with REDIS_URL the receipt goes through BullMQ the same way: retried after a 451, sent once', async (t) => {

@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { onCleanup, tempDir } from '../helpers.ts';
 import { startServer, startWorkerProcess, type RunningServer } from '../bin/processes.ts';
@@ -62,4 +63,45 @@ export function workbookOf(machines: Machine[], file: string): string {
   const found = machines.map((m) => path.join(m.dir, file)).find((f) => existsSync(f));
   if (!found) throw new Error(`no machine holds ${file}`);
   return found;
+}
+
+/** The machine's log lines above info (warnings, errors, fatal), for a failure's diagnosis. */
+export function complaints(machine: Machine): string {
+  return machine.process
+    .output()
+    .split('\n')
+    .filter((line) => /"level":(40|50|60)/.test(line) || (line.trim() !== '' && !line.startsWith('{')))
+    .slice(-40)
+    .join('\n');
+}
+
+/** Where the day's postings are: stored, normalised, ledgered, and the outbox's unfinished rows per queue. */
+export async function pipelineState(url: string, redis: { url: string; prefix: string }): Promise<string> {
+  const counts = await queryRows(
+    url,
+    `SELECT (SELECT count(*) FROM bank_postings) AS stored,
+            (SELECT count(*) FROM normalised_postings) AS normalised,
+            (SELECT count(*) FROM ledger_entries) AS ledgered`,
+  );
+  const outbox = await queryRows(
+    url,
+    `SELECT queue, count(*) FILTER (WHERE sent_at IS NULL AND failed_at IS NULL) AS unsent,
+            count(*) FILTER (WHERE sent_at IS NOT NULL AND done_at IS NULL) AS sent_not_done,
+            count(*) FILTER (WHERE failed_at IS NOT NULL) AS failed, max(last_error) AS last_error
+       FROM outbox GROUP BY queue ORDER BY queue`,
+  );
+  const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+  try {
+    const keys = (await client.keys(`${redis.prefix}:*`)).filter((k) => !/:\d+$|:logs$/.test(k)).sort();
+    const sizes = await Promise.all(
+      keys.map(async (k) => {
+        const type = await client.type(k);
+        const size = type === 'list' ? await client.llen(k) : type === 'zset' ? await client.zcard(k) : type;
+        return `${k}=${size}`;
+      }),
+    );
+    return JSON.stringify({ counts, outbox, redis: sizes }, null, 1);
+  } finally {
+    client.disconnect();
+  }
 }

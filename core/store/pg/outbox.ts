@@ -38,6 +38,8 @@ const CLAIM = statement(
    ORDER BY id FOR UPDATE SKIP LOCKED`,
 );
 const MARK_SENT = statement('UPDATE outbox SET sent_at = $1, last_error = NULL WHERE id = ANY($2::bigint[])');
+// A row the queue refused for good: shown failed, never handed over or re-driven again.
+const MARK_REFUSED = statement('UPDATE outbox SET failed_at = $1, last_error = $2 WHERE id = $3');
 
 /** The outbox repository over a PostgreSQL pool. */
 export function pgOutbox(db: PgDb): OutboxRepository {
@@ -54,8 +56,11 @@ export function pgOutbox(db: PgDb): OutboxRepository {
       return db.transaction(async (tx) => {
         const rows = await tx.rows<OutboxRow>(CLAIM, [now.toISOString(), limitPerQueue]);
         if (rows.length === 0) return 0;
-        await send(rows);
-        await tx.run(MARK_SENT, [now.toISOString(), rows.map((r) => r.id)]);
+        const refused = (await send(rows)) ?? new Map<number, string>();
+        const sent = rows.filter((r) => !refused.has(r.id)).map((r) => r.id);
+        await tx.run(MARK_SENT, [now.toISOString(), sent]);
+        for (const [id, error] of refused)
+          await tx.run(MARK_REFUSED, [now.toISOString(), error.slice(0, 2000), id]);
         return rows.length;
       });
     },

@@ -32,6 +32,10 @@ export function sqliteOutbox(db: Db): OutboxRepository {
   const markOne = db.prepare<[string, number]>(
     'UPDATE outbox SET sent_at = ?, last_error = NULL WHERE id = ?',
   );
+  // A row the queue refused for good: shown failed, never handed over or re-driven again.
+  const markRefused = db.prepare<[string, string, number]>(
+    'UPDATE outbox SET failed_at = ?, last_error = ? WHERE id = ?',
+  );
   let handing: Promise<unknown> = Promise.resolve();
   return {
     /** Adds a job on its own (a scheduled run); a job id already in the outbox is ignored. */
@@ -63,9 +67,13 @@ export function sqliteOutbox(db: Db): OutboxRepository {
       const run = handing.then(async () => {
         const rows = selectPending.all(now.toISOString(), limitPerQueue);
         if (rows.length === 0) return 0;
-        await send(rows);
+        const refused = (await send(rows)) ?? new Map<number, string>();
         db.transaction(() => {
-          for (const row of rows) markOne.run(now.toISOString(), row.id);
+          for (const row of rows) {
+            const error = refused.get(row.id);
+            if (error === undefined) markOne.run(now.toISOString(), row.id);
+            else markRefused.run(now.toISOString(), error.slice(0, 2000), row.id);
+          }
         }).immediate();
         return rows.length;
       });
