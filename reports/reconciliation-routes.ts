@@ -1,4 +1,5 @@
-import { createReadStream, existsSync } from 'node:fs';
+import { localWorkbook } from '../core/recon-workbook.ts';
+import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import type { Context } from 'koa';
 import type { Deps } from '../core/deps.ts';
@@ -49,15 +50,15 @@ export function mountReconciliationReports(router: AppRouter, deps: Deps): void 
       const run = id === undefined ? undefined : await deps.store.reconRuns.get(id);
       if (!run || !granted.includes(run.sink))
         throw new DomainError('not-found', 'No such reconciliation run.');
-      sendWorkbook(ctx, deps, run);
+      await sendWorkbook(ctx, deps, run);
     },
   );
 }
 
 /** Sends a run's workbook as a download (with its SHA-256 as Digest); 404 when the file is no longer kept. */
-export function sendWorkbook(ctx: Context, deps: Deps, run: ReconRunRow): void {
-  const file = path.resolve(deps.config.dataDir, run.file);
-  if (!existsSync(file)) throw new DomainError('not-found', 'The workbook of this run is no longer kept.');
+export async function sendWorkbook(ctx: Context, deps: Deps, run: ReconRunRow): Promise<void> {
+  const file = await localWorkbook(deps, run);
+  if (file === undefined) throw new DomainError('not-found', 'The workbook of this run is no longer kept.');
   ctx.type = XLSX;
   ctx.set('Content-Disposition', `attachment; filename="${path.basename(file)}"`);
   ctx.set('Digest', `sha-256=${Buffer.from(run.fileSha256, 'hex').toString('base64')}`);

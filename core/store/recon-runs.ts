@@ -23,6 +23,11 @@ export interface ReconRunRow {
 export interface NewReconRun extends Omit<ReconRunRow, 'id' | 'previousRun'> {
   /** Send the workbook by e-mail (through the outbox, in the run's own transaction). */
   email: boolean;
+  /**
+   * Where the workbook was written (absolute): an engine that keeps workbooks itself copies it in. Only a
+   * record with no workbook behind it (a test of the records alone) leaves it out.
+   */
+  localFile?: string;
 }
 
 export interface ReconDelivery {
@@ -44,6 +49,12 @@ export interface ReconRunsRepository {
   record(run: NewReconRun): Promise<ReconRunRow>;
 
   get(id: number): Promise<ReconRunRow | undefined>;
+
+  /**
+   * The run's workbook as the store keeps it, in order: PostgreSQL keeps it (several machines share it
+   * through the database); SQLite yields nothing, its workbook being the file in DATA_DIR on its one machine.
+   */
+  workbook(runId: number): AsyncIterable<Buffer>;
 
   /** The latest run of a sink's day, if any. */
   latest(sink: string, day: string): Promise<ReconRunRow | undefined>;

@@ -1,3 +1,4 @@
+import { localWorkbook } from '../../core/recon-workbook.ts';
 import path from 'node:path';
 import type { Deps } from '../../core/deps.ts';
 import {
@@ -63,6 +64,10 @@ export const reconEmailJob: JobDefinition<ReconEmailJob> = {
     const earlier = previous ? await deps.store.reconRuns.deliveries(previous.id) : [];
     const inReplyTo = earlier.find((d) => d.outcome === 'sent')?.messageId ?? undefined;
     const { subject, text, html } = reconEmail(run, agency?.name ?? 'the partner bank', isTest, previous);
+    const workbook = await localWorkbook(deps, run);
+    // Gone (removed by hand, or a store that lost it): retrying cannot bring it back; `amil recon run` can.
+    if (workbook === undefined)
+      throw new PermanentJobError(`the workbook of run ${run.id} is no longer kept`);
     const attempt = deliveries.length + 1;
     const at = deps.clock.now().toISOString();
     try {
@@ -75,7 +80,7 @@ export const reconEmailJob: JobDefinition<ReconEmailJob> = {
         attachments: [
           {
             filename: path.basename(run.file),
-            path: path.resolve(deps.config.dataDir, run.file),
+            path: workbook,
             contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
           },
         ],

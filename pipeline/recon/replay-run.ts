@@ -3,6 +3,7 @@
  * come from (a directory, or this store's own archive), and what a replayed workbook is compared with.
  * replay.ts does the work; this file chooses its inputs, so the CLI only parses and prints.
  */
+import { localWorkbook } from '../../core/recon-workbook.ts';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -85,5 +86,5 @@ export async function compareWithOriginal(
 async function originalOf(deps: Deps, sink: string, day: string, asOf: Date): Promise<string | undefined> {
   const runs = await deps.store.reconRuns.list({ sink, firstDay: day, lastDay: day, limit: 100 });
   const run = runs.find((r) => r.asOf === asOf.toISOString() && r.trigger !== 'replay');
-  return run && path.resolve(deps.config.dataDir, run.file);
+  return run && localWorkbook(deps, run);
 }

@@ -1,3 +1,4 @@
+import { localWorkbook } from '../../core/recon-workbook.ts';
 import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { sha256File } from '../../core/canonical-json.ts';
 import path from 'node:path';
@@ -86,6 +87,7 @@ export async function runReconciliation(
       finishedAt: deps.clock.now().toISOString(),
       fingerprint: summary.fingerprint,
       file: path.relative(deps.config.dataDir, file),
+      localFile: file,
       fileSha256: await sha256File(file),
       fileBytes: statSync(file).size,
       inputCounts: summary.inputs,
@@ -137,7 +139,7 @@ async function describeChanges(
   if (!previous) return null;
   if (previous.fingerprint === summary.fingerprint)
     return `the same records and totals as run ${previous.id} (only the as-of time differs)`;
-  const before = path.resolve(deps.config.dataDir, previous.file);
+  const before = (await localWorkbook(deps, previous)) ?? path.resolve(deps.config.dataDir, previous.file);
   try {
     // Both the totals and the rows behind them: up to half of the lines from the Summary, the rest from
     // the other sheets (which transactions changed), so the Summary's many cells do not hide the rows.

@@ -93,6 +93,14 @@ test(
     const webs = [await startMachine(t, 'web', env), await startMachine(t, 'web', env)];
     const workers = [await startMachine(t, 'worker', env), await startMachine(t, 'worker', env)];
 
+    /** waitUntil, and on giving up where the work stopped and what the machines said (for CI's log). */
+    const waitFor = (check: () => Promise<boolean>, what: string) =>
+      waitUntil(check, what).catch(async (error: unknown) => {
+        t.diagnostic(await pipelineState(postgres.url, redis));
+        for (const m of [...webs, ...workers]) t.diagnostic(`${m.dir}:\n${complaints(m)}`);
+        throw error;
+      });
+
     const agencies = ['BANKLZS', 'BANKPPZ'] as const;
     const sent = new Set<string>();
     const post = async (nth: number) => {
@@ -136,14 +144,7 @@ test(
       Number(
         (await queryRows<{ n: string }>(postgres.url, 'SELECT count(*) AS n FROM ledger_entries'))[0]!.n,
       );
-    await waitUntil(async () => (await ledgered()) >= sent.size, 'every posting in a ledger').catch(
-      async (error: unknown) => {
-        // Where the postings stopped, and what the machines said, so a failure can be diagnosed from CI's log.
-        t.diagnostic(await pipelineState(postgres.url, redis));
-        for (const m of [...webs, ...workers]) t.diagnostic(`${m.dir}:\n${complaints(m)}`);
-        throw error;
-      },
-    );
+    await waitFor(async () => (await ledgered()) >= sent.size, 'every posting in a ledger');
     // Give a double delivery the time to show itself before counting.
     await new Promise((r) => setTimeout(r, 1000));
 
@@ -158,7 +159,7 @@ test(
 
     await t.test('every callback is delivered once per status, signed with the agency key', async () => {
       const direct = () => merchant.received.filter((r) => r.headers['x-amil-callback-id'] !== undefined);
-      await waitUntil(
+      await waitFor(
         () => Promise.resolve(new Set(direct().map((r) => r.form.get('orderNo'))).size === ORDERS),
         'a direct callback of every order',
       );
@@ -190,7 +191,7 @@ test(
             { name: RECON_NIGHTLY_QUEUE, data: { day }, opts: { jobId: `many-a.${day}` } },
             { name: RECON_NIGHTLY_QUEUE, data: { day }, opts: { jobId: `many-b.${day}` } },
           ]);
-          await waitUntil(
+          await waitFor(
             async () => (await queue.getJobCounts('completed')).completed === 2,
             'both nightly jobs completed',
           );
@@ -210,7 +211,7 @@ test(
         const agencyMail = ['kewangan@lzs.example.my', 'laporan@ppz.example.my'];
         const mailed = () => smtp.received.flatMap((m) => m.to).filter((to) => to !== 'ali@example.my');
         const receipts = () => smtp.received.filter((m) => m.to.includes('ali@example.my'));
-        await waitUntil(
+        await waitFor(
           () => Promise.resolve(mailed().length >= agencyMail.length && receipts().length >= ORDERS),
           `the e-mails (agencies: ${mailed().join(', ') || 'none'}; receipts: ${receipts().length} of ${ORDERS})`,
         );

@@ -81,7 +81,10 @@ export async function pipelineState(url: string, redis: { url: string; prefix: s
     url,
     `SELECT (SELECT count(*) FROM bank_postings) AS stored,
             (SELECT count(*) FROM normalised_postings) AS normalised,
-            (SELECT count(*) FROM ledger_entries) AS ledgered`,
+            (SELECT count(*) FROM ledger_entries) AS ledgered,
+            (SELECT count(*) FROM recon_runs) AS runs,
+            (SELECT count(*) FROM recon_deliveries WHERE outcome = 'sent') AS mailed,
+            (SELECT max(detail) FROM recon_deliveries WHERE outcome = 'failed') AS mail_error`,
   );
   const outbox = await queryRows(
     url,

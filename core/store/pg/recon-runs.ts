@@ -1,4 +1,5 @@
 /** Reconciliation runs on PostgreSQL (the SQLite twin: ../sqlite/recon-runs.ts). */
+import { createReadStream } from 'node:fs';
 import { RECON_EMAIL_QUEUE, reconEmailJobId, reconRemailJobId } from '../../queues.ts';
 import { writeOutbox } from './outbox.ts';
 import { statement, type PgDb } from './pool.ts';
@@ -31,6 +32,9 @@ const NIGHTLY = statement(
   `SELECT ${RUN_COLUMNS} FROM recon_runs WHERE sink = $1 AND business_date = $2 AND trigger = 'nightly'
    ORDER BY id LIMIT 1`,
 );
+const PIECE_BYTES = 1 << 20;
+const INSERT_PIECE = statement('INSERT INTO recon_files (run_id, seq, bytes) VALUES ($1, $2, $3)');
+const PIECE = statement('SELECT bytes FROM recon_files WHERE run_id = $1 AND seq = $2');
 const BY_ID = statement(`SELECT ${RUN_COLUMNS} FROM recon_runs WHERE id = $1`);
 const HAS_NIGHTLY = statement(
   `SELECT 1 AS one FROM recon_runs WHERE sink = $1 AND business_date = $2 AND trigger = 'nightly' LIMIT 1`,
@@ -82,6 +86,12 @@ export function pgReconRuns(db: PgDb): ReconRunsRepository {
           previous?.id ?? null,
           run.changes,
         ]))!;
+        // The workbook goes in with its run, in pieces: any machine can read it, and it is kept (and backed
+        // up) as long as the run is.
+        let seq = 0;
+        if (run.localFile !== undefined)
+          for await (const piece of createReadStream(run.localFile, { highWaterMark: PIECE_BYTES }))
+            await tx.run(INSERT_PIECE, [row.id, seq++, piece]);
         if (run.email)
           await writeOutbox(
             tx,
@@ -92,6 +102,15 @@ export function pgReconRuns(db: PgDb): ReconRunsRepository {
           );
         return parseRun(row);
       });
+    },
+
+    async *workbook(runId) {
+      // One piece at a time: memory stays at a piece however large the workbook.
+      for (let seq = 0; ; seq += 1) {
+        const piece = await db.row<{ bytes: Buffer }>(PIECE, [runId, seq]);
+        if (!piece) return;
+        yield piece.bytes;
+      }
     },
 
     async get(id) {

@@ -70,6 +70,12 @@ export function sqliteReconRuns(db: Db): ReconRunsRepository {
         .immediate();
     },
 
+    // The workbook is the file in DATA_DIR: one machine holds both it and this database.
+    // eslint-disable-next-line require-yield
+    async *workbook(): AsyncGenerator<Buffer> {
+      return;
+    },
+
     async get(id: number): Promise<ReconRunRow | undefined> {
       const row = db.prepare<[number], RawRun>(`SELECT ${RUN_COLUMNS} FROM recon_runs WHERE id = ?`).get(id);
       return row && parseRun(row);

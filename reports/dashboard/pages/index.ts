@@ -225,7 +225,7 @@ export function registerDashboardPages(router: Router, deps: Deps): void {
   router.get('/reconciliation/:runId/workbook', async (ctx) => {
     const run = await runOf(ctx);
     if (!run) return notFound(ctx);
-    sendWorkbook(ctx, deps, run);
+    await sendWorkbook(ctx, deps, run);
   });
 
   // Re-mail: a job of its own through the outbox, like the nightly e-mail (pipeline/jobs/recon.ts).
