@@ -61,7 +61,8 @@ test('ten processes migrating one fresh database at once apply each migration ex
   const appliedLines = runs.flatMap((run) => run.stdout.split('\n').filter((l) => l.startsWith('applied')));
   const files = pgMigrationFiles();
   assert.deepEqual(appliedLines.sort(), files.map((f) => `applied  ${f}`).sort());
-  assert.equal(runs.filter((run) => run.stdout.includes('Nothing to apply.')).length, 10 - 1);
+  // Which process applies which migration is the lock's choice (each is taken per migration): only "once
+  // each" is promised, so the count of processes that found nothing to do is not.
   const rows = await withPool(url, (db) => db.rows<{ name: string }>('SELECT name FROM schema_migrations'));
   assert.deepEqual(
     rows.map((r) => r.name),
