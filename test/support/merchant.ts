@@ -23,6 +23,8 @@ export interface ReceivedCallback {
   /** The body as it came (UTF-8): what a merchant's verifier in another language reads. */
   body: string;
   answeredWith: number;
+  /** When it arrived (ms since the epoch). */
+  at: number;
 }
 
 export interface ShopOrder {
@@ -72,6 +74,7 @@ export async function startMerchant(
         form,
         body,
         answeredWith: status,
+        at: Date.now(),
       });
       if (status < 300) {
         res

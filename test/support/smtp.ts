@@ -7,6 +7,8 @@ import { onCleanup } from '../helpers.ts';
 export interface ReceivedMail {
   to: string[];
   mail: ParsedMail;
+  /** When the server took it (ms since the epoch). */
+  at: number;
 }
 
 /** `answer(nth)` is the SMTP code for the nth message (0 on): 250 takes it, anything else refuses it. */
@@ -36,7 +38,7 @@ export async function startSmtp(
         }
         simpleParser(Buffer.concat(chunks)).then(
           (mail) => {
-            received.push({ to: session.envelope.rcptTo.map((r) => r.address), mail });
+            received.push({ to: session.envelope.rcptTo.map((r) => r.address), mail, at: Date.now() });
             callback();
           },
           (err: Error) => callback(err),
