@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import { constantTimeEqual } from '../constant-time.ts';
+import { DomainError } from '../errors.ts';
 
 /**
  * HTTP Basic authentication of the one `admin` user, for operator pages. Compared as SHA-256 digests in
@@ -11,18 +12,11 @@ export function requireAdmin(password: string) {
     const header = ctx.get('authorization');
     const match = /^Basic ([A-Za-z0-9+/=]+)$/.exec(header);
     const offered = match?.[1] ? Buffer.from(match[1], 'base64').toString('utf8') : '';
-    if (!constantTimeEqual(offered, expected)) {
-      ctx.status = 401;
-      ctx.set('WWW-Authenticate', 'Basic realm="amil admin", charset="UTF-8"');
-      ctx.type = 'application/problem+json';
-      ctx.body = {
-        type: 'https://docs.amil.my/problems/unauthorized',
-        title: 'Authentication required',
-        status: 401,
-        request_id: String(ctx.state.requestId ?? ''),
-      };
-      return;
-    }
+    // Through the one error path (problem+json, request id); the header makes a browser show its login prompt.
+    if (!constantTimeEqual(offered, expected))
+      throw new DomainError('unauthorized', undefined, [], {
+        'WWW-Authenticate': 'Basic realm="amil admin", charset="UTF-8"',
+      });
     await next();
   };
 }

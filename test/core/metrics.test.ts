@@ -16,6 +16,14 @@ test('GET /metrics asks for the admin password, then serves the Prometheus text 
   const refused = await fetch(`${app.url}/metrics`);
   assert.equal(refused.status, 401);
   assert.equal(refused.headers.get('content-type'), 'application/problem+json');
+  assert.match(refused.headers.get('www-authenticate') ?? '', /^Basic realm="amil admin"/);
+  const problem = (await refused.json()) as { type: string; request_id: string };
+  assert.equal(problem.type, 'https://docs.amil.my/problems/unauthorized');
+  assert.equal(
+    problem.request_id,
+    refused.headers.get('x-request-id'),
+    'the request id of the one error path',
+  );
   const wrong = await fetch(`${app.url}/metrics`, {
     headers: { authorization: `Basic ${Buffer.from('admin:guess').toString('base64')}` },
   });
