@@ -1,6 +1,6 @@
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { BankWebhookRequest } from './types.ts';
-import type { FieldError, JsonSchema, Validator } from './index.ts';
+import type { FieldError, JsonSchema, Validator } from './validator-types.ts';
 
 /**
  * Most keys an object of a batch (the batch, a record, a record's `data`) may have before it is refused

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { CheckoutRequest, QrRequest } from './types.ts';
+import type { FieldError, JsonSchema, Validator } from './validator-types.ts';
 import { compileBankBatchValidator, type BatchValidator } from './bank-batch.ts';
 import { compileJobValidators, type JobValidators } from './job-validators.ts';
 import { compileQueryValidators, type QueryValidators } from './query-validators.ts';
@@ -12,6 +13,7 @@ import { compileQueryValidators, type QueryValidators } from './query-validators
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 export type * from './types.ts';
+export type * from './validator-types.ts';
 export {
   MAX_OBJECT_KEYS,
   type BatchFieldError,
@@ -26,8 +28,6 @@ export type {
   QueryValidator,
   QueryValidators,
 } from './query-validators.ts';
-
-export type JsonSchema = Record<string, unknown> & { $id: string; title: string };
 
 const SCHEMA_DIR = path.dirname(fileURLToPath(import.meta.url));
 
@@ -62,14 +62,6 @@ export function configuredSchemas(settings: SchemaSettings): Map<string, JsonSch
   agency.enum = [...settings.bankAgencyCodes];
   return schemas;
 }
-
-/** One problem of a request, located by a JSON pointer into it. */
-export interface FieldError {
-  pointer: string;
-  message: string;
-}
-
-export type Validator<T> = ((value: unknown) => value is T) & { errors(): FieldError[] };
 
 export interface Validators {
   bankWebhookRequest: BatchValidator;

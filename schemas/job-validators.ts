@@ -1,5 +1,5 @@
 import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
-import type { JsonSchema, Validator } from './index.ts';
+import type { JsonSchema, Validator } from './validator-types.ts';
 
 /** The payload check of each job, by the $id of its schema (schemas/jobs/*.json). */
 export type JobValidators = (schemaId: string) => Validator<unknown>;

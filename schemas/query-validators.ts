@@ -4,7 +4,7 @@
  * text and is refused by its type, so `5.0`, `1e2`, `0x10` or ` 5` never pass as a number.
  */
 import type { Ajv2020, ErrorObject } from 'ajv/dist/2020.js';
-import type { FieldError, JsonSchema } from './index.ts';
+import type { FieldError, JsonSchema } from './validator-types.ts';
 import type {
   OrderQuery,
   PayerTransactionsQuery,
