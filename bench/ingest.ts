@@ -15,11 +15,10 @@
  * same run), latency counted from each scheduled send time (no coordinated omission).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createDeps, seedDemoData } from '../core/bootstrap.ts';
 import { sha256Hex } from '../core/canonical-json.ts';
@@ -33,6 +32,7 @@ import { createWebApp } from '../bin/create-app.ts';
 import type { BankTransaction } from '../schemas/index.ts';
 import type { PreparedRecord } from '../core/store/index.ts';
 import { migratePg } from '../core/store/pg/migrate.ts';
+import { openDatabase } from '../core/store/sqlite/db.ts';
 import { openPgPool } from '../core/store/pg/pool.ts';
 import type { LoadRequest, LoadResult } from './load-client.ts';
 import { batchBody, benchRecord, benchRecordJson, orderSequence } from './records.ts';
@@ -49,7 +49,6 @@ const AIM_P99_BATCH_100_MS = 25;
 const OPEN_LOOP_BATCH = 100;
 /** The open-loop rate as a share of the closed-loop endpoint req/s at OPEN_LOOP_BATCH. */
 const OPEN_LOOP_RATE_SHARE = 0.5;
-const MIGRATION_SQL = new URL('../core/store/sqlite/migrations/001_foundation.sql', import.meta.url);
 
 function benchSeconds(): number {
   const raw = process.env.BENCH_SECONDS;
@@ -149,13 +148,10 @@ function preparedRows(deps: Deps, count: number, next: () => { orderno: string; 
 }
 
 function rawSqlite(deps: Deps, dir: string, seconds: number): { records: number; ms: number } {
-  const db = new Database(path.join(dir, 'raw.db'));
+  // The store's own schema (every migration: the same table and indexes the endpoint writes) and pragmas
+  // (WAL, synchronous=FULL, foreign keys enforced), as the PostgreSQL baseline has its engine's.
+  const db = openDatabase(path.join(dir, 'raw.db'));
   try {
-    // The pragmas of core/store/sqlite/db.ts: WAL, synchronous=FULL, foreign keys enforced.
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('foreign_keys = ON');
-    db.exec(readFileSync(MIGRATION_SQL, 'utf8'));
     const at = new Date().toISOString();
     const partnerId = 'bench-partner';
     const batchId = 'bat_bench';
