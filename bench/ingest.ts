@@ -415,6 +415,13 @@ async function main(): Promise<void> {
       results.set(batchSize, await endpointAndNoop(base));
     }
 
+    // Each raw baseline runs right after its engine's endpoint scenarios: on a machine shared with other
+    // work the load changes by the minute, and the ratio compares figures taken moments apart.
+    process.stdout.write('  raw SQLite...');
+    const raw = rawSqlite(deps, tempDir('amil-bench-raw-'), seconds);
+    const rawPerSecond = raw.records / (raw.ms / 1000);
+    process.stdout.write(' done\n');
+
     // Open loop at batch 100, at a share of the closed-loop throughput just measured (requests/s).
     const closedAtOpenBatch = results.get(OPEN_LOOP_BATCH)?.endpoint.requestsPerSecond ?? Number.NaN;
     const openRate = Math.round(closedAtOpenBatch * OPEN_LOOP_RATE_SHARE * 10) / 10;
@@ -468,20 +475,18 @@ async function main(): Promise<void> {
     }
     await pgListening.close(1000);
     pgListening = undefined;
-    await stopClient(client);
-
-    process.stdout.write('  raw SQLite...');
-    const raw = rawSqlite(deps, tempDir('amil-bench-raw-'), seconds);
-    const rawPerSecond = raw.records / (raw.ms / 1000);
-    process.stdout.write(' raw PostgreSQL...');
+    process.stdout.write('  raw PostgreSQL...');
     const rawPg = await rawPostgres(deps, pgServer.url, seconds);
     const rawPgPerSecond = rawPg.records / (rawPg.ms / 1000);
+    process.stdout.write(' done\n');
+    await stopClient(client);
+
     const pgCounts = await pgDeps.store.bankPostings.counts();
     await pgDeps.store.close();
     pgDeps = undefined;
     await pgServer.stop();
     pgServer = undefined;
-    process.stdout.write(' step breakdown...');
+    process.stdout.write('  step breakdown...');
     const steps = await stepBreakdown(tempDir('amil-bench-steps-'), seconds);
     process.stdout.write(' done\n\n');
 
@@ -689,7 +694,7 @@ async function main(): Promise<void> {
     const share = (ms: number) => `${((100 * ms) / stepTotal).toFixed(0)}%`;
     console.log(
       `\ndiagnostic: one 1000-record batch through the server steps, sequentially, no HTTP ` +
-        `(${steps.batches} batches)`,
+        `(${steps.batches} batches; in the endpoint the first three run on a worker thread, WEBHOOK_THREADS)`,
     );
     console.log(
       table(
