@@ -8,15 +8,14 @@ import type { PrepareResult, PrepareTask, WorkerSettings } from './prepare-worke
  * body and of the prepared records) costs more than the work it moves; a batch of one stays inline.
  */
 export const OFF_THREAD_MIN_BYTES = 64 * 1024;
-// A worker idle this long exits, so a process that stopped receiving large batches holds no threads.
+// A worker idle this long exits, so a process that stopped receiving large batches holds no threads. It
+// needs no closing at shutdown: piscina unrefs idle threads, so they never keep a stopping process alive.
 const IDLE_TIMEOUT_MS = 30_000;
 
 /** Reads, checks and prepares webhook bodies, on worker threads when they are large enough. */
 export interface BatchPreparer {
   /** The prepared batch of `body`, or the DomainError of its refusal (400, 413, 422). */
   prepare(body: Buffer, receivedAt: Date): Promise<PreparedBatch & { thread: 'worker' | 'request' }>;
-  /** Stops the worker threads (in-flight bodies finish first). */
-  close(): Promise<void>;
 }
 
 /**
@@ -48,9 +47,6 @@ export function createBatchPreparer(rules: BatchRules, threads: number): BatchPr
       const result = await poolOf().run({ body, receivedAt: receivedAt.getTime() });
       if (!result.ok) throw new DomainError(result.code, result.detail, result.errors, result.headers);
       return { records: result.records, bodySha256: result.bodySha256, thread: 'worker' };
-    },
-    async close() {
-      await pool?.destroy();
     },
   };
 }
