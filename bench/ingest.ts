@@ -15,11 +15,11 @@
  * same run), latency counted from each scheduled send time (no coordinated omission).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
+import pg from 'pg';
 import { createDeps, seedDemoData } from '../core/bootstrap.ts';
 import { sha256Hex } from '../core/canonical-json.ts';
 import type { Deps } from '../core/deps.ts';
@@ -31,9 +31,13 @@ import { prepareRecord } from '../ingest/bank-webhook/prepare.ts';
 import { createWebApp } from '../bin/create-app.ts';
 import type { BankTransaction } from '../schemas/index.ts';
 import type { PreparedRecord } from '../core/store/index.ts';
+import { migratePg } from '../core/store/pg/migrate.ts';
+import { openDatabase } from '../core/store/sqlite/db.ts';
+import { openPgPool } from '../core/store/pg/pool.ts';
 import type { LoadRequest, LoadResult } from './load-client.ts';
 import { batchBody, benchRecord, benchRecordJson, orderSequence } from './records.ts';
 import { fmtInt, fmtMs, fmtPct, fmtRatio, percentile, table } from './format.ts';
+import { startBenchPostgres } from './postgres.ts';
 
 const DEMO_PASSWORD = 'demo-bank-password'; // fixtures/demo/seed.json
 const HOST = '127.0.0.1';
@@ -45,7 +49,6 @@ const AIM_P99_BATCH_100_MS = 25;
 const OPEN_LOOP_BATCH = 100;
 /** The open-loop rate as a share of the closed-loop endpoint req/s at OPEN_LOOP_BATCH. */
 const OPEN_LOOP_RATE_SHARE = 0.5;
-const MIGRATION_SQL = new URL('../core/store/sqlite/migrations/001_foundation.sql', import.meta.url);
 
 function benchSeconds(): number {
   const raw = process.env.BENCH_SECONDS;
@@ -145,13 +148,10 @@ function preparedRows(deps: Deps, count: number, next: () => { orderno: string; 
 }
 
 function rawSqlite(deps: Deps, dir: string, seconds: number): { records: number; ms: number } {
-  const db = new Database(path.join(dir, 'raw.db'));
+  // The store's own schema (every migration: the same table and indexes the endpoint writes) and pragmas
+  // (WAL, synchronous=FULL, foreign keys enforced), as the PostgreSQL baseline has its engine's.
+  const db = openDatabase(path.join(dir, 'raw.db'));
   try {
-    // The pragmas of core/store/sqlite/db.ts: WAL, synchronous=FULL, foreign keys enforced.
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('foreign_keys = ON');
-    db.exec(readFileSync(MIGRATION_SQL, 'utf8'));
     const at = new Date().toISOString();
     const partnerId = 'bench-partner';
     const batchId = 'bat_bench';
@@ -207,6 +207,75 @@ function rawSqlite(deps: Deps, dir: string, seconds: number): { records: number;
     return { records, ms };
   } finally {
     db.close();
+  }
+}
+
+/** The columns of a bank_postings row in the order rawRow lists them (insertPosting's, version aside). */
+const POSTING_COLUMNS =
+  'partner_id, orderno, bank_agency, route, agency_code, status, amount_sen, name, email, time_raw, time_utc, ' +
+  'business_date, record, content_sha256, version, first_batch_id, first_record_index, created_at, updated_at';
+
+function rawRow(r: PreparedRecord, partnerId: string, batchId: string, index: number, at: string): unknown[] {
+  // prettier-ignore
+  return [partnerId, r.orderno, r.bankAgency, r.route, r.agencyCode, r.status, r.amountSen, r.name, r.email,
+    r.timeRaw, r.timeUtc, r.businessDate, r.canonical, r.sha256, 1, batchId, index, at, at];
+}
+
+/**
+ * Raw node-postgres: the same bank_postings rows, 1,000 per transaction in one parameterised multi-row
+ * INSERT (prepared once), one connection, in a database of its own migrated like amil's, fsync on.
+ */
+async function rawPostgres(
+  deps: Deps,
+  url: string,
+  seconds: number,
+): Promise<{ records: number; ms: number }> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query('CREATE DATABASE amil_raw');
+  await admin.end();
+  const rawUrl = new URL(url);
+  rawUrl.pathname = '/amil_raw';
+  const migrating = openPgPool(rawUrl.toString(), { max: 1 });
+  await migratePg(migrating);
+  await migrating.close();
+  const db = new pg.Client({ connectionString: rawUrl.toString() });
+  await db.connect();
+  try {
+    const at = new Date().toISOString();
+    const partnerId = 'bench-partner';
+    const batchId = 'bat_bench';
+    await db.query('INSERT INTO partners (id, created_at) VALUES ($1, $2)', [partnerId, at]);
+    await db.query(
+      `INSERT INTO webhook_batches (id, partner_id, received_at, business_date, content_type, body, sha256,
+         record_count) VALUES ($1, $2, $3, $4, 'application/json', '\\x7b7d', '', 0)`,
+      [batchId, partnerId, at, businessDate(new Date())],
+    );
+    const width = POSTING_COLUMNS.split(',').length;
+    const tuples = Array.from(
+      { length: RAW_ROWS_PER_TRANSACTION },
+      (_, row) => `(${Array.from({ length: width }, (__, col) => `$${row * width + col + 1}`).join(', ')})`,
+    );
+    const text = `INSERT INTO bank_postings (${POSTING_COLUMNS}) VALUES ${tuples.join(', ')}`;
+    const next = orderSequence('RAWPG');
+    let records = 0;
+    let ms = 0;
+    while (ms < seconds * 1000) {
+      const rows = preparedRows(deps, RAW_ROWS_PER_TRANSACTION, next);
+      const values = rows.flatMap((r, index) => rawRow(r, partnerId, batchId, index, at));
+      const t0 = performance.now();
+      await db.query('BEGIN');
+      await db.query({ name: 'raw_insert', text, values });
+      await db.query('COMMIT');
+      ms += performance.now() - t0;
+      records += rows.length;
+    }
+    const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM bank_postings');
+    const stored = Number(rows[0]?.n);
+    if (stored !== records) throw new Error(`raw PostgreSQL stored ${stored} rows, expected ${records}`);
+    return { records, ms };
+  } finally {
+    await db.end();
   }
 }
 
@@ -282,6 +351,9 @@ async function main(): Promise<void> {
   let deps: Deps | undefined;
   let listening: Listening | undefined;
   let client: ChildProcess | undefined;
+  let pgServer: { url: string; stop: () => Promise<void> } | undefined;
+  let pgDeps: Deps | undefined;
+  let pgListening: Listening | undefined;
 
   try {
     for (const n of [1, 2, 99, 12_345, 1_000_001]) {
@@ -343,6 +415,13 @@ async function main(): Promise<void> {
       results.set(batchSize, await endpointAndNoop(base));
     }
 
+    // Each raw baseline runs right after its engine's endpoint scenarios: on a machine shared with other
+    // work the load changes by the minute, and the ratio compares figures taken moments apart.
+    process.stdout.write('  raw SQLite...');
+    const raw = rawSqlite(deps, tempDir('amil-bench-raw-'), seconds);
+    const rawPerSecond = raw.records / (raw.ms / 1000);
+    process.stdout.write(' done\n');
+
     // Open loop at batch 100, at a share of the closed-loop throughput just measured (requests/s).
     const closedAtOpenBatch = results.get(OPEN_LOOP_BATCH)?.endpoint.requestsPerSecond ?? Number.NaN;
     const openRate = Math.round(closedAtOpenBatch * OPEN_LOOP_RATE_SHARE * 10) / 10;
@@ -359,12 +438,55 @@ async function main(): Promise<void> {
       process.stdout.write(`  open loop, batch ${OPEN_LOOP_BATCH} at ${openRate} req/s:`);
       open = await endpointAndNoop(base);
     }
+    // The same endpoint scenarios on PostgreSQL, same client, same run (issue 17); the no-op is engine-free.
+    process.stdout.write('  PostgreSQL: starting it...');
+    pgServer = await startBenchPostgres();
+    pgDeps = createDeps({
+      DATA_DIR: tempDir('amil-bench-pg-web-'),
+      DATABASE_URL: pgServer.url,
+      LOG_LEVEL: 'silent',
+      SEED_DEMO: 'true',
+      HOST,
+      PORT: '0',
+    });
+    await seedDemoData(pgDeps.store, new Date());
+    pgListening = await listen([
+      { name: 'webhook', app: createWebApp(pgDeps, ['base', 'reports', 'pay']), host: HOST, port: 0 },
+    ]);
+    const pgUrl = pgListening.servers[0]?.url ?? '';
+    process.stdout.write(' done\n');
+    const pgResults = new Map<number, Scenario>();
+    let pgAcceptedTotal = 0;
+    for (const batchSize of BATCH_SIZES) {
+      process.stdout.write(`  PostgreSQL batch ${batchSize}: endpoint...`);
+      const endpoint = await scenario(loadClient, {
+        password: DEMO_PASSWORD,
+        batchSize,
+        connections: CONNECTIONS,
+        warmupSeconds,
+        seconds,
+        origin: pgUrl,
+        path: '/api/bank/webhook',
+        expectAccepted: true,
+      });
+      pgAcceptedTotal += endpoint.result.records + endpoint.result.warmupRecords;
+      pgResults.set(batchSize, endpoint);
+      process.stdout.write(' done\n');
+    }
+    await pgListening.close(1000);
+    pgListening = undefined;
+    process.stdout.write('  raw PostgreSQL...');
+    const rawPg = await rawPostgres(deps, pgServer.url, seconds);
+    const rawPgPerSecond = rawPg.records / (rawPg.ms / 1000);
+    process.stdout.write(' done\n');
     await stopClient(client);
 
-    process.stdout.write('  raw SQLite...');
-    const raw = rawSqlite(deps, tempDir('amil-bench-raw-'), seconds);
-    const rawPerSecond = raw.records / (raw.ms / 1000);
-    process.stdout.write(' step breakdown...');
+    const pgCounts = await pgDeps.store.bankPostings.counts();
+    await pgDeps.store.close();
+    pgDeps = undefined;
+    await pgServer.stop();
+    pgServer = undefined;
+    process.stdout.write('  step breakdown...');
     const steps = await stepBreakdown(tempDir('amil-bench-steps-'), seconds);
     process.stdout.write(' done\n\n');
 
@@ -498,17 +620,63 @@ async function main(): Promise<void> {
         `synchronous=FULL): ${fmtInt(rawPerSecond)} rec/s (${fmtInt(raw.records)} rows in ${fmtMs(raw.ms)} ms)`,
     );
 
+    console.log(
+      `raw node-postgres (bank_postings only, ${RAW_ROWS_PER_TRANSACTION} rows in one multi-row INSERT per ` +
+        `transaction, fsync on): ${fmtInt(rawPgPerSecond)} rec/s (${fmtInt(rawPg.records)} rows in ${fmtMs(rawPg.ms)} ms)`,
+    );
+
+    console.log('\nboth engines side by side: the endpoint (records/s), each beside its own raw insert rate');
+    console.log(
+      table(
+        [
+          'engine',
+          ...BATCH_SIZES.map((size) => `batch ${size} rec/s`),
+          'p99 ms at 1000',
+          'raw rec/s',
+          '1000 / raw',
+        ],
+        [
+          [
+            'SQLite',
+            ...BATCH_SIZES.map((size) => fmtInt(results.get(size)?.endpoint.recordsPerSecond ?? Number.NaN)),
+            fmtMs(results.get(1000)?.endpoint.p99 ?? Number.NaN),
+            fmtInt(rawPerSecond),
+            fmtRatio((results.get(1000)?.endpoint.recordsPerSecond ?? Number.NaN) / rawPerSecond),
+          ],
+          [
+            'PostgreSQL',
+            ...BATCH_SIZES.map((size) => fmtInt(pgResults.get(size)?.recordsPerSecond ?? Number.NaN)),
+            fmtMs(pgResults.get(1000)?.p99 ?? Number.NaN),
+            fmtInt(rawPgPerSecond),
+            fmtRatio((pgResults.get(1000)?.recordsPerSecond ?? Number.NaN) / rawPgPerSecond),
+          ],
+        ],
+      ),
+    );
+    for (const [size, s] of pgResults) {
+      if (s.result.firstError !== undefined) {
+        console.log(
+          `  ! PostgreSQL batch ${size}: ${s.result.errors} error(s), first: ${s.result.firstError}`,
+        );
+      }
+    }
+
     const at1000 = results.get(1000);
     const at100 = results.get(100);
     const ratioToRaw = (at1000?.endpoint.recordsPerSecond ?? Number.NaN) / rawPerSecond;
+    const pgRatioToRaw = (pgResults.get(1000)?.recordsPerSecond ?? Number.NaN) / rawPgPerSecond;
     const closedP99At100 = at100?.endpoint.p99 ?? Number.NaN;
     const openP99At100 = open?.endpoint.p99 ?? Number.NaN;
     const openErrors = open?.endpoint.result.errors ?? 0;
     const verdict = (ok: boolean) => (ok ? 'MET' : 'NOT MET');
     console.log('\naims');
     console.log(
-      `  endpoint at batch 1000 / raw SQLite = ${fmtRatio(ratioToRaw)}` +
+      `  SQLite: endpoint at batch 1000 / raw better-sqlite3 = ${fmtRatio(ratioToRaw)}` +
         `  (aim >= ${AIM_RATIO_TO_RAW}): ${verdict(ratioToRaw >= AIM_RATIO_TO_RAW)}`,
+    );
+    console.log(
+      `  PostgreSQL: endpoint at batch 1000 / raw node-postgres = ${fmtRatio(pgRatioToRaw)}` +
+        `  (aim >= ${AIM_RATIO_TO_RAW}): ${verdict(pgRatioToRaw >= AIM_RATIO_TO_RAW)}`,
     );
     console.log(
       `  endpoint p99 at batch 100, open loop at ${fmtRatio(openRate)} req/s = ${fmtMs(openP99At100)} ms` +
@@ -526,7 +694,7 @@ async function main(): Promise<void> {
     const share = (ms: number) => `${((100 * ms) / stepTotal).toFixed(0)}%`;
     console.log(
       `\ndiagnostic: one 1000-record batch through the server steps, sequentially, no HTTP ` +
-        `(${steps.batches} batches)`,
+        `(${steps.batches} batches; in the endpoint the first three run on a worker thread, WEBHOOK_THREADS)`,
     );
     console.log(
       table(
@@ -550,10 +718,18 @@ async function main(): Promise<void> {
       `\ncheck: webhook store holds ${fmtInt(counts.postings)} postings in ${fmtInt(counts.batches)} batches; ` +
         `the load client saw ${fmtInt(acceptedTotal)} accepted (incl. warm-up): ${consistent ? 'consistent' : 'MISMATCH'}`,
     );
+    console.log(
+      `check: PostgreSQL store holds ${fmtInt(pgCounts.postings)} postings in ${fmtInt(pgCounts.batches)} batches; ` +
+        `the load client saw ${fmtInt(pgAcceptedTotal)} accepted (incl. warm-up): ` +
+        (pgCounts.postings === pgAcceptedTotal ? 'consistent' : 'MISMATCH'),
+    );
   } finally {
     if (client) await stopClient(client);
     if (listening) await listening.close(1000);
+    if (pgListening) await pgListening.close(1000);
     await deps?.store.close();
+    await pgDeps?.store.close();
+    await pgServer?.stop();
     for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -14,9 +14,7 @@ import { hashPassword, verifyPassword } from './passwords.ts';
 import type { Deps } from './deps.ts';
 import { createReadiness } from './readiness.ts';
 import { createMetrics } from './metrics.ts';
-import { compileValidators } from '../schemas/index.ts';
-import { isEmailAddress } from './email.ts';
-import { isCalendarDay } from './time.ts';
+import { configuredValidators } from './validators.ts';
 
 /**
  * Builds the Deps of a process from the environment. Tests pass overrides (a temp DATA_DIR, a fixed
@@ -36,12 +34,7 @@ export function createDeps(
     logger,
     store,
     clock,
-    validators:
-      overrides.validators ??
-      compileValidators({
-        bankAgencyCodes: Object.keys(config.webhook.routes),
-        formats: { email: isEmailAddress, date: isCalendarDay },
-      }),
+    validators: overrides.validators ?? configuredValidators(Object.keys(config.webhook.routes)),
     acquirer:
       overrides.acquirer !== undefined
         ? overrides.acquirer

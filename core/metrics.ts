@@ -22,6 +22,8 @@ export interface Metrics {
   webhookBatch(status: number): void;
   /** The records of an accepted webhook batch, by outcome. */
   webhookRecords(summary: { accepted: number; duplicate: number; updated: number; conflict: number }): void;
+  /** A webhook body read and prepared: on a worker thread, or on the request thread (small bodies). */
+  webhookPrepared(thread: 'worker' | 'request'): void;
   /** Where queue counts come from (the process that knows the runtime sets it); none until then. */
   setQueueCounts(source: () => Promise<QueueJobCounts[]>): void;
 }
@@ -87,6 +89,12 @@ export function createMetrics(deps: { store: Store; clock: Clock; readiness: Rea
     name: 'amil_webhook_records_total',
     help: 'Records of stored webhook batches by outcome (accepted, duplicate, updated, conflict).',
     labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const prepared = new Counter({
+    name: 'amil_webhook_bodies_prepared_total',
+    help: 'Bank webhook bodies parsed, checked and prepared, by thread (worker, or request for small bodies).',
+    labelNames: ['thread'],
     registers: [registry],
   });
 
@@ -214,6 +222,9 @@ export function createMetrics(deps: { store: Store; clock: Clock; readiness: Rea
       for (const outcome of ['accepted', 'duplicate', 'updated', 'conflict'] as const) {
         records.inc({ outcome }, summary[outcome]);
       }
+    },
+    webhookPrepared(thread) {
+      prepared.inc({ thread });
     },
     setQueueCounts(source) {
       queueCounts = source;

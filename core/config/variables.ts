@@ -411,6 +411,14 @@ export const SETTINGS = {
       default: '10',
       doc: 'A record `time` more minutes than this after its batch arrived is refused (422); 0 to 1440',
     }),
+    threads: variable({
+      name: 'WEBHOOK_THREADS',
+      parse: int(0, 64),
+      // One core is left to the event loop, which commits the batches; 0 keeps every body on it.
+      default: () => String(Math.max(1, Math.min(4, availableParallelism() - 1))),
+      readme: '`cores - 1, 1 to 4`',
+      doc: 'Worker threads that parse, schema-check and prepare webhook bodies of 64 KiB and more off the event loop; 0 = on the request thread',
+    }),
     /** Bank agency code -> route, e.g. BANKLZS -> agency LZS, BANK -> test sink. */
     routes: variable({
       name: 'BANK_AGENCY_ROUTES',

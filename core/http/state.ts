@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Next, ParameterizedContext } from 'koa';
-import type { BankWebhookRequest } from '../../schemas/index.ts';
+import type { PreparedRecord } from '../store/bank-postings.ts';
 import type { Logger } from '../logger.ts';
 
 /**
@@ -14,8 +14,11 @@ export interface AppState {
   log?: Logger;
   /** ingest/partner-auth.ts requirePartner: the bank partner the password belongs to. */
   partnerId?: string;
-  /** ingest/bank-webhook/route.ts readBatch: the raw bytes and the batch they hold, valid. */
-  batch?: { body: Buffer; request: BankWebhookRequest };
+  /**
+   * ingest/bank-webhook/route.ts readBatch: the raw bytes, when they were received, and their records
+   * checked and prepared for the store (with the body's SHA-256).
+   */
+  batch?: { body: Buffer; receivedAt: Date; records: readonly PreparedRecord[]; bodySha256: string };
   /** reports/auth.ts: the agencies the credentials cover. */
   agencies?: readonly string[];
   /** reports/auth.ts requireSignedForm: the signed form's fields, in received order. */

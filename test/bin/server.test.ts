@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -58,10 +58,10 @@ test('npm start serves every host on one port, with the demo password seeded', a
   assert.equal((await server.exited).code, 0);
 });
 
-test('SIGTERM lets an in-flight batch finish and commit, then exits 0', async (t) => {
+/** Posts `body` in two halves with SIGTERM between them; the server's answer and how it exited. */
+async function postAcrossSigterm(t: TestContext, body: string) {
   const server = await startServer({ DATA_DIR: tempDir(t) });
   t.after(() => server.child.kill('SIGKILL'));
-  const body = JSON.stringify({ transactions: [bankRecord()] });
   const half = Math.floor(body.length / 2);
 
   const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
@@ -86,11 +86,26 @@ test('SIGTERM lets an in-flight batch finish and commit, then exits 0', async (t
       setTimeout(() => req.end(body.slice(half)), 300);
     }, 300);
   });
-  const { status, text } = await response;
+  return { ...(await response), finished: await server.exited };
+}
+
+test('SIGTERM lets an in-flight batch finish and commit, then exits 0', async (t) => {
+  const { status, text, finished } = await postAcrossSigterm(
+    t,
+    JSON.stringify({ transactions: [bankRecord()] }),
+  );
   assert.equal(status, 200, text);
   assert.equal((JSON.parse(text) as { summary: { accepted: number } }).summary.accepted, 1);
-  const finished = await server.exited;
   assert.equal(finished.code, 0);
+  assert.match(finished.stderr, /SIGTERM received/);
+});
+
+test('SIGTERM lets an in-flight batch of 1,000 records, prepared on a worker thread, commit, then exits 0', async (t) => {
+  const transactions = Array.from({ length: 1000 }, () => bankRecord());
+  const { status, text, finished } = await postAcrossSigterm(t, JSON.stringify({ transactions }));
+  assert.equal(status, 200, text);
+  assert.equal((JSON.parse(text) as { summary: { accepted: number } }).summary.accepted, 1000);
+  assert.equal(finished.code, 0, 'the worker thread does not keep the stopping server alive');
   assert.match(finished.stderr, /SIGTERM received/);
 });
 

@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.ts';
 import { newId } from '../../ids.ts';
 import { NORMALISE_QUEUE, normaliseJobId } from '../../queues.ts';
@@ -29,6 +30,42 @@ interface CurrentPosting {
  */
 const GROUP_COMMIT_MAX_RECORDS = 5000;
 
+/** Rows per multi-row INSERT: 100 x 18 values stays far under SQLite's 32,766 variables. */
+const ROWS_PER_INSERT = 100;
+
+const POSTING_INSERT = `INSERT INTO bank_postings (partner_id, orderno, bank_agency, route, agency_code, status,
+  amount_sen, name, email, time_raw, time_utc, business_date, record, content_sha256, version, first_batch_id,
+  first_record_index, created_at, updated_at) VALUES `;
+const POSTING_TUPLE = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)';
+
+/**
+ * Inserts new postings (record, index in its batch) as version 1, ROWS_PER_INSERT to a statement: one call
+ * into SQLite per hundred rows instead of per row. Statements are prepared once per row count.
+ */
+function multiRowInsert(db: Db) {
+  const statements = new Map<number, Statement>();
+  const statementFor = (rows: number) => {
+    let insert = statements.get(rows);
+    if (!insert) {
+      insert = db.prepare(POSTING_INSERT + Array.from({ length: rows }, () => POSTING_TUPLE).join(', '));
+      statements.set(rows, insert);
+    }
+    return insert;
+  };
+  return (records: readonly [PreparedRecord, number][], partnerId: string, batchId: string, at: string) => {
+    for (let first = 0; first < records.length; first += ROWS_PER_INSERT) {
+      const chunk = records.slice(first, first + ROWS_PER_INSERT);
+      const values: unknown[] = [];
+      for (const [r, index] of chunk) {
+        // prettier-ignore
+        values.push(partnerId, r.orderno, r.bankAgency, r.route, r.agencyCode, r.status, r.amountSen, r.name,
+          r.email, r.timeRaw, r.timeUtc, r.businessDate, r.canonical, r.sha256, batchId, index, at, at);
+      }
+      statementFor(chunk.length).run(values);
+    }
+  };
+}
+
 /** Bank postings: the batch ingest and its reads. */
 export function sqliteBankPostings(db: Db): BankPostingsRepository {
   const insertBatch = db.prepare<[string, string, string, string, string, Buffer, string, number]>(
@@ -54,6 +91,12 @@ export function sqliteBankPostings(db: Db): BankPostingsRepository {
        first_record_index, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
   );
+  // The batch's ordernos already stored, in one query instead of one lookup per record.
+  const selectStored = db.prepare<[string, string], { orderno: string }>(
+    `SELECT orderno FROM bank_postings
+     WHERE partner_id = ? AND orderno IN (SELECT value FROM json_each(?))`,
+  );
+  const insertPostings = multiRowInsert(db);
   const insertVersion = db.prepare<[number, number, string, string, string, string, number, string]>(
     `INSERT INTO bank_posting_versions (posting_id, version, content_sha256, record, status, batch_id,
        record_index, received_at)
@@ -173,9 +216,26 @@ export function sqliteBankPostings(db: Db): BankPostingsRepository {
       input.bodySha256,
       input.records.length,
     );
-    const results = input.records.map((record, index) =>
-      judge(record, index, batchId, at, input.partnerId, input.businessDate),
+    const stored = new Set(
+      selectStored
+        .all(input.partnerId, JSON.stringify(input.records.map((r) => r.orderno)))
+        .map((r) => r.orderno),
     );
+    // New postings wait in `fresh` and go in with multi-row INSERTs; a record whose orderno is stored, or
+    // came earlier in this batch, is judged one by one against what the records before it left (so the
+    // waiting ones are written first): the same judgements, in the same order, as one record at a time.
+    const fresh: [PreparedRecord, number][] = [];
+    const seen = new Set<string>();
+    const results = input.records.map((record, index): BankRecordResult => {
+      if (!stored.has(record.orderno) && !seen.has(record.orderno)) {
+        seen.add(record.orderno);
+        fresh.push([record, index]);
+        return { index, orderno: record.orderno, outcome: 'accepted', status: record.status };
+      }
+      if (fresh.length > 0) insertPostings(fresh.splice(0), input.partnerId, batchId, at);
+      return judge(record, index, batchId, at, input.partnerId, input.businessDate);
+    });
+    if (fresh.length > 0) insertPostings(fresh, input.partnerId, batchId, at);
     const summary = { records: results.length, accepted: 0, duplicate: 0, updated: 0, conflict: 0 };
     for (const result of results) summary[result.outcome] += 1;
     const response: BankWebhookResponse = {

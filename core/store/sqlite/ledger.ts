@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.ts';
 import { outboxWriter } from './outbox.ts';
 import { businessDate } from '../../time.ts';
@@ -10,18 +11,51 @@ import {
   type NormalisedVersion,
 } from '../ledger.ts';
 
+/** Rows per multi-row INSERT: 100 x 29 values stays far under SQLite's 32,766 variables. */
+const ROWS_PER_INSERT = 100;
+
+const NORMALISED_INSERT = `INSERT INTO normalised_postings (posting_id, version, batch_id, sink, orderno,
+  bank_agency, status, amount_sen, name, email, time_utc, business_date, received_date, zakat_name, ic_no, phone,
+  state, type_raw, type, year, address, postcode, city, zakat_amount_sen, rate_sen, dependants, exceptions,
+  normalised_at, data_email) VALUES `;
+const NORMALISED_TUPLE = `(${Array.from({ length: 29 }, () => '?').join(', ')})`;
+const NORMALISED_CONFLICT = ' ON CONFLICT (posting_id, version) DO NOTHING';
+
+/**
+ * Inserts normalised versions ROWS_PER_INSERT to a statement, with positional values: one call into SQLite
+ * per hundred rows, and no object built per row for named parameters. A version already there stays.
+ */
+function multiRowNormalisedInsert(db: Db) {
+  const statements = new Map<number, Statement>();
+  const statementFor = (rows: number) => {
+    let insert = statements.get(rows);
+    if (!insert) {
+      const tuples = Array.from({ length: rows }, () => NORMALISED_TUPLE).join(', ');
+      insert = db.prepare(NORMALISED_INSERT + tuples + NORMALISED_CONFLICT);
+      statements.set(rows, insert);
+    }
+    return insert;
+  };
+  return (rows: readonly NormalisedVersion[], at: string): void => {
+    for (let first = 0; first < rows.length; first += ROWS_PER_INSERT) {
+      const chunk = rows.slice(first, first + ROWS_PER_INSERT);
+      const values: unknown[] = [];
+      for (const r of chunk) {
+        // prettier-ignore
+        values.push(r.postingId, r.version, r.batchId, r.sink, r.orderno, r.bankAgency, r.status, r.amountSen,
+          r.name, r.email, r.timeUtc, r.businessDate, r.receivedDate, r.zakatName, r.icNo, r.phone, r.state,
+          r.typeRaw, r.type, r.year, r.address, r.postcode, r.city, r.zakatAmountSen, r.rateSen, r.dependants,
+          JSON.stringify(r.exceptions), at, r.dataEmail);
+      }
+      statementFor(chunk.length).run(values);
+    }
+  };
+}
+
 /** The normalised versions of bank postings and each sink's ledger. */
 export function sqliteLedger(db: Db): LedgerRepository {
   const writeOutbox = outboxWriter(db);
-  const insertNormalised = db.prepare(
-    `INSERT INTO normalised_postings (posting_id, version, batch_id, sink, orderno, bank_agency, status, amount_sen,
-       name, email, time_utc, business_date, received_date, zakat_name, ic_no, phone, state, type_raw, type, year,
-       address, postcode, city, zakat_amount_sen, rate_sen, dependants, exceptions, normalised_at, data_email)
-     VALUES (@postingId, @version, @batchId, @sink, @orderno, @bankAgency, @status, @amountSen, @name, @email,
-       @timeUtc, @businessDate, @receivedDate, @zakatName, @icNo, @phone, @state, @typeRaw, @type, @year,
-       @address, @postcode, @city, @zakatAmountSen, @rateSen, @dependants, @exceptionsJson, @at, @dataEmail)
-     ON CONFLICT (posting_id, version) DO NOTHING`,
-  );
+  const insertNormalised = multiRowNormalisedInsert(db);
   // A version received on a later day than its posting's business day (a late posting, or a pending that
   // settled the next day) is an adjustment of that day: that day's workbook may already have been sent.
   const appendFromBatch = db.prepare(
@@ -68,8 +102,7 @@ export function sqliteLedger(db: Db): LedgerRepository {
     async saveNormalised(rows: readonly NormalisedVersion[], jobs: readonly Job[], now: Date): Promise<void> {
       const at = now.toISOString();
       db.transaction(() => {
-        for (const row of rows)
-          insertNormalised.run({ ...row, exceptionsJson: JSON.stringify(row.exceptions), at });
+        insertNormalised(rows, at);
         for (const job of jobs) writeOutbox(job.queue, job.jobId, job.payload, at);
       }).immediate();
     },

@@ -1,0 +1,52 @@
+import { Piscina } from 'piscina';
+import { DomainError } from '../../core/errors.ts';
+import { prepareBatch, type BatchRules, type PreparedBatch } from './prepare-batch.ts';
+import type { PrepareResult, PrepareTask, WorkerSettings } from './prepare-worker.ts';
+
+/**
+ * Bodies from this size go to a worker thread (about 100 records). Below it the thread hop (a copy of the
+ * body and of the prepared records) costs more than the work it moves; a batch of one stays inline.
+ */
+export const OFF_THREAD_MIN_BYTES = 64 * 1024;
+// A worker idle this long exits, so a process that stopped receiving large batches holds no threads. It
+// needs no closing at shutdown: piscina unrefs idle threads, so they never keep a stopping process alive.
+const IDLE_TIMEOUT_MS = 30_000;
+
+/** Reads, checks and prepares webhook bodies, on worker threads when they are large enough. */
+export interface BatchPreparer {
+  /** The prepared batch of `body`, or the DomainError of its refusal (400, 413, 422). */
+  prepare(body: Buffer, receivedAt: Date): Promise<PreparedBatch & { thread: 'worker' | 'request' }>;
+}
+
+/**
+ * A preparer over a piscina pool of `threads` threads, created on first use (0: every body on the request
+ * thread). The worker file is TypeScript: threads inherit the parent's `--import tsx`, or get it added.
+ */
+export function createBatchPreparer(rules: BatchRules, threads: number): BatchPreparer {
+  let pool: Piscina<PrepareTask, PrepareResult> | undefined;
+  const poolOf = () => {
+    const inherited = process.execArgv;
+    const hasTsx = inherited.some((arg) => arg.includes('tsx'));
+    const { maxRecords, routes, timePastDays, timeFutureMinutes } = rules.webhook;
+    const workerData: WorkerSettings = { maxRecords, routes, timePastDays, timeFutureMinutes };
+    pool ??= new Piscina<PrepareTask, PrepareResult>({
+      filename: new URL('./prepare-worker.ts', import.meta.url).href,
+      minThreads: 0,
+      maxThreads: threads,
+      idleTimeout: IDLE_TIMEOUT_MS,
+      workerData,
+      execArgv: hasTsx ? inherited : [...inherited, '--import', 'tsx'],
+    });
+    return pool;
+  };
+
+  return {
+    async prepare(body, receivedAt) {
+      if (threads === 0 || body.length < OFF_THREAD_MIN_BYTES)
+        return { ...prepareBatch(body, receivedAt, rules), thread: 'request' };
+      const result = await poolOf().run({ body, receivedAt: receivedAt.getTime() });
+      if (!result.ok) throw new DomainError(result.code, result.detail, result.errors, result.headers);
+      return { records: result.records, bodySha256: result.bodySha256, thread: 'worker' };
+    },
+  };
+}
