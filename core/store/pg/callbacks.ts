@@ -5,7 +5,7 @@
  * status never overtakes an older one still being delivered.
  */
 import { CALLBACK_QUEUE, callbackJobId } from '../../queues.ts';
-import { writeOutbox } from './outbox.ts';
+import { completeOutbox, writeOutbox } from './outbox.ts';
 import { statement, type PgDb, type Queryable } from './pool.ts';
 import type { CallbackDraft } from '../orders.ts';
 import type { CallbackAttempt, CallbackRow, CallbacksRepository } from '../callbacks.ts';
@@ -104,7 +104,7 @@ export function pgCallbacks(db: PgDb): CallbacksRepository {
       });
     },
 
-    async finishAttempt(id, attempt, verdict) {
+    async finishAttempt(id, attempt, verdict, completes) {
       await db.transaction(async (tx) => {
         await tx.run(INSERT_ATTEMPT, [
           id,
@@ -128,6 +128,8 @@ export function pgCallbacks(db: PgDb): CallbacksRepository {
         } else {
           await tx.run(FINISH, [verdict.state, attempt.at, id]);
         }
+        // The job's own row, in the same commit: a crash leaves both undone (the attempt runs again) or both done.
+        if (completes) await completeOutbox(tx, completes, attempt.at);
       });
     },
 
