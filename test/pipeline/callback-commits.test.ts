@@ -6,9 +6,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
+import { createBullRuntime } from '../../pipeline/bullmq/runtime.ts';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { onCleanup, startApp, type TestApp } from '../helpers.ts';
 import { startMerchant } from '../support/merchant.ts';
+import { startRedis } from '../support/redis.ts';
 import { onPostgres } from '../support/test-database.ts';
 
 const AT = '2026-11-20T02:00:00.000Z';
@@ -49,16 +51,33 @@ async function paidOrders(app: TestApp, url: string, n: number): Promise<string[
   return orderNos;
 }
 
-/** Counts the runtime's own completions of outbox rows (what a job that completes its row makes unneeded). */
+/** Counts the runtimes' own completions of outbox rows (what a job that completes its row makes unneeded). */
 function countRuntimeMarks(app: TestApp): { count: () => number } {
   const outbox = app.deps.store.outbox;
-  const original = outbox.markSent.bind(outbox);
+  const sent = outbox.markSent.bind(outbox);
+  const done = outbox.markDone.bind(outbox);
   let marks = 0;
   outbox.markSent = async (id, now) => {
     marks += 1;
-    return original(id, now);
+    return sent(id, now);
+  };
+  outbox.markDone = async (jobId, now) => {
+    marks += 1;
+    return done(jobId, now);
   };
   return { count: () => marks };
+}
+
+/** Every callback delivered once, recorded once, and its outbox row completed. */
+async function assertAllDelivered(app: TestApp, orderNos: string[]): Promise<void> {
+  for (const orderNo of orderNos) {
+    const [callback] = await app.deps.store.callbacks.ofOrder(orderNo);
+    assert.equal(callback?.state, 'delivered');
+    assert.equal(callback?.attemptLog.length, 1);
+  }
+  assert.deepEqual(await app.deps.store.outbox.pending(1000, new Date()), [], 'no outbox row left waiting');
+  const [unfinished] = await app.deps.store.outbox.unfinished(new Date(Date.now() + 60_000), 1);
+  assert.equal(unfinished, undefined, 'no outbox row left sent and not done');
 }
 
 void test('a delivered callback records its attempt, its state and its outbox row in one write: the runtime marks nothing after it', async (t) => {
@@ -69,15 +88,24 @@ void test('a delivered callback records its attempt, its state and its outbox ro
   await createInProcessRuntime(app.deps, { pollMs: 10 }).drain();
 
   assert.equal(merchant.received.length, DELIVERIES, 'every callback delivered once');
-  for (const orderNo of orderNos) {
-    const [callback] = await app.deps.store.callbacks.ofOrder(orderNo);
-    assert.equal(callback?.state, 'delivered');
-    assert.equal(callback?.attemptLog.length, 1);
-  }
-  assert.deepEqual(await app.deps.store.outbox.pending(1000, new Date()), [], 'no outbox row left waiting');
-  const callbackStats = (await app.deps.store.outbox.stats()).find((s) => s.queue === 'callbacks');
-  assert.equal(callbackStats?.sent, DELIVERIES, 'each callback row completed');
+  await assertAllDelivered(app, orderNos);
   assert.equal(marks.count(), 0, 'no callback row was marked by the runtime in a write of its own');
+});
+
+void test('on BullMQ a delivered callback marks its job done in the same write: the worker marks nothing after it', async (t) => {
+  const redis = await startRedis(t);
+  const app = await startApp(t, { REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix });
+  const merchant = await startMerchant(t, () => 200);
+  const orderNos = await paidOrders(app, `${merchant.url}/callback`, DELIVERIES);
+  const marks = countRuntimeMarks(app);
+  const runtime = createBullRuntime(app.deps, { pollMs: 20, withWorkers: true });
+  runtime.start();
+  onCleanup(t, () => runtime.stop());
+  await runtime.drain();
+
+  assert.equal(merchant.received.length, DELIVERIES, 'every callback delivered once');
+  await assertAllDelivered(app, orderNos);
+  assert.equal(marks.count(), 0, 'no callback job was marked done by the worker in a write of its own');
 });
 
 void test(
