@@ -6,7 +6,9 @@
  */
 import { CALLBACK_QUEUE, callbackJobId } from '../../queues.ts';
 import { completeOutbox, writeOutbox } from './outbox.ts';
+import { pgGroupCommitter } from './group-commit.ts';
 import { statement, type PgDb, type Queryable } from './pool.ts';
+import { DELIVERY_LINGER } from '../linger.ts';
 import type { CallbackDraft } from '../orders.ts';
 import type { CallbackAttempt, CallbackRow, CallbacksRepository } from '../callbacks.ts';
 
@@ -90,6 +92,8 @@ export async function queueCallback(
 
 /** Merchant callbacks: leases, attempts and retries (through the outbox), and what ops and reports read. */
 export function pgCallbacks(db: PgDb): CallbacksRepository {
+  // Finishes of deliveries answered within a few milliseconds share a transaction (decision 177).
+  const inGroup = pgGroupCommitter(db);
   return {
     async claim(id, now, leaseUntil) {
       return db.transaction(async (tx) => {
@@ -105,7 +109,7 @@ export function pgCallbacks(db: PgDb): CallbacksRepository {
     },
 
     async finishAttempt(id, attempt, verdict, completes) {
-      await db.transaction(async (tx) => {
+      await inGroup(async (tx) => {
         await tx.run(INSERT_ATTEMPT, [
           id,
           attempt.at,
@@ -130,7 +134,7 @@ export function pgCallbacks(db: PgDb): CallbacksRepository {
         }
         // The job's own row, in the same commit: a crash leaves both undone (the attempt runs again) or both done.
         if (completes) await completeOutbox(tx, completes, attempt.at);
-      });
+      }, DELIVERY_LINGER);
     },
 
     async defer(id, jobId, at, notBefore) {

@@ -1,16 +1,11 @@
 import type { Db } from './db.ts';
 import { outboxCompleter, outboxWriter } from './outbox.ts';
-import { groupCommitter, type Linger } from './group-commit.ts';
+import { groupCommitter } from './group-commit.ts';
+import { DELIVERY_LINGER } from '../linger.ts';
 import { CALLBACK_QUEUE, callbackJobId } from '../../queues.ts';
 import type { CallbackDraft } from '../orders.ts';
 import type { AttemptVerdict, CallbackAttempt, CallbackRow, CallbacksRepository } from '../callbacks.ts';
 import type { OutboxCompletion } from '../outbox.ts';
-
-/**
- * Leases and finishes wait up to 2 ms for other deliveries' (decision 176): deliveries are answered one by
- * one, so without a wait each would commit alone. Never more than the callback job's 32 at once.
- */
-export const DELIVERY_LINGER: Linger = { lingerMs: 2, upTo: 32 };
 
 const CALLBACK_COLUMNS = `c.id, c.order_no AS orderNo, p.agency_code AS agencyCode, c.status, c.url, c.fields,
   c.created_at AS createdAt, c.state, c.attempts, c.next_attempt_at AS nextAttemptAt, c.finished_at AS finishedAt`;

@@ -1,17 +1,8 @@
 import type { Db } from './db.ts';
+import type { Linger } from '../linger.ts';
 
 /** At most this many writes share a commit, so one group never holds the write lock for long. */
 const MAX_GROUP = 256;
-
-/**
- * A write that may wait a little for company (issue 17): a callback's finish, not a payer's checkout. It
- * commits at most `lingerMs` after it was asked for, or at once when `upTo` writes are waiting, or at
- * once with the next write that may not wait, whichever comes first.
- */
-export interface Linger {
-  lingerMs: number;
-  upTo: number;
-}
 
 /** Runs `work` in the connection's next group commit; settles after that commit. */
 export type InGroup = <T>(work: () => T, linger?: Linger) => Promise<T>;
