@@ -16,7 +16,10 @@
  *    all N are delivered. The receiver is a node:http server in a child process (this file, forked with
  *    --receiver) that verifies each signature and answers 200. Baseline: N plain undici POSTs of the same
  *    signed form body to the same receiver, 32 at a time (the callback job's concurrency), from this
- *    process. Aim: >= 3,000 callbacks/s.
+ *    process. Aim: >= 3,000 callbacks/s, and (issue 17) >= 0.25 of the baseline. The same N then run on
+ *    the PostgreSQL, each beside a baseline taken just before it: by the in-process runtime of this
+ *    process, and by two worker processes (bin/worker.ts: BullMQ relay and workers) on one Redis
+ *    (bench/callbacks-pg.ts).
  *
  * The paid orders are made on a copy of the store in /dev/shm (when there is one) and the file is then
  * copied to the temp dir on disk, where the delivery is timed: making them runs the real store code, but
@@ -26,7 +29,6 @@
  * or not the aims are met.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,18 +37,23 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { Agent, Pool, request } from 'undici';
-import { SANDBOX_BANKS } from '../core/acquirer/sandbox.ts';
 import { createDeps, seedDemoData } from '../core/bootstrap.ts';
 import type { Deps } from '../core/deps.ts';
 import { listen, type Listening } from '../core/http/serve.ts';
-import { settleOrder } from '../core/payments/settle.ts';
 import { signCallback, signPost, verifyCallback } from '../core/signatures.ts';
-import { formatKl } from '../core/time.ts';
-import { newOrderNo } from '../ingest/checkout/service.ts';
 import { createWebApp } from '../bin/create-app.ts';
 import { createInProcessRuntime } from '../pipeline/in-process-runtime.ts';
 import { fmtInt, fmtMs, fmtPct, fmtRatio, percentile, table } from './format.ts';
 import { startBenchPostgres } from './postgres.ts';
+import { payOrders, type SettleTimes } from './paid-orders.ts';
+import {
+  checkPgCallbacks,
+  holdBackCallbacks,
+  timeWorkers,
+  withoutDurableCommits,
+  type PgCallbackCheck,
+} from './callbacks-pg.ts';
+import { startRedis } from './redis.ts';
 import { openPgStore } from '../core/store/pg/index.ts';
 import pg from 'pg';
 
@@ -64,6 +71,10 @@ const DRAIN_BUDGET_SECONDS = 60;
 const DRAIN_LIMIT_SECONDS = 180;
 const AIM_CHECKOUTS_PER_SECOND = 1500;
 const AIM_CALLBACKS_PER_SECOND = 3000;
+/** The aim of issue 17: callbacks/s at least this fraction of the raw undici baseline of the same run. */
+const AIM_CALLBACK_RATIO = 0.25;
+/** Worker processes (BullMQ relay and workers) of the PostgreSQL multi-worker callback scenario. */
+const PG_WORKERS = 2;
 const LOAD_CLIENT_ROLE = '--load-client';
 const RECEIVER_ROLE = '--receiver';
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -362,50 +373,9 @@ async function makePaidOrders(
 ): Promise<{ ms: number; settleFirstUs: number; settleLastUs: number; sampled: number }> {
   const deps = createDeps({ DATA_DIR: scratchDir, LOG_LEVEL: 'silent', SEED_DEMO: 'true', HOST, PORT: '0' });
   const t0 = performance.now();
-  // settleOrder's own time over the first and the last orders made (the callbacks queued so far differ).
-  const sampled = Math.min(1000, Math.floor(count / 4));
-  let settleFirstMs = 0;
-  let settleLastMs = 0;
-  const bank = SANDBOX_BANKS.find((b) => b.id === 'SBX00') ?? { id: 'SBX00', name: 'Sandbox' };
+  let times: SettleTimes;
   try {
-    await seedDemoData(deps.store, new Date());
-    for (let i = 0; i < count; i += 1) {
-      const now = new Date();
-      const at = now.toISOString();
-      const { created, order } = await deps.store.orders.createOrder({
-        orderNo: newOrderNo(now),
-        agencyCode: 'LZS',
-        refNo: `CB-${i}`,
-        extraData: i % 4 === 0 ? `X${i}` : null,
-        paymentCategory: null,
-        amountSen: 1000,
-        email: 'ali@example.my',
-        returnUrl: callbackUrl,
-        formToken: randomBytes(16).toString('base64url'),
-        at,
-      });
-      if (!created) throw new Error(`order ${i} was not created (orderNo collision?)`);
-      const refused = await deps.store.orders.startAttempt(order.orderNo, {
-        paymentMethod: 'fpx',
-        bankId: bank.id,
-        bankName: bank.name,
-        addChargeSen: 0,
-        acquirerRef: `sbx_bench_${i}`,
-        at,
-      });
-      if (refused) throw new Error(`order ${i}: attempt not recorded (${refused})`);
-      const s0 = performance.now();
-      const { outcome } = await settleOrder(
-        deps,
-        order,
-        { code: '00', txnId: `FPX${String(i).padStart(12, '0')}`, txnTime: formatKl(now) },
-        'bench',
-      );
-      const settleMs = performance.now() - s0;
-      if (i < sampled) settleFirstMs += settleMs;
-      if (i >= count - sampled) settleLastMs += settleMs;
-      if (outcome !== 'applied') throw new Error(`order ${i}: settle ${outcome}`);
-    }
+    times = await payOrders(deps, callbackUrl, count, { prefix: 'CB-' });
   } finally {
     await deps.store.close();
     await deps.callbacks.close();
@@ -416,12 +386,12 @@ async function makePaidOrders(
     if (existsSync(from)) copyFileSync(from, path.join(dataDir, `amil.db${suffix}`));
   }
   rmSync(scratchDir, { recursive: true, force: true });
-  const us = (ms: number) => (1000 * ms) / Math.max(1, sampled);
+  const us = (ms: number) => (1000 * ms) / Math.max(1, times.sampled);
   return {
     ms: performance.now() - t0,
-    settleFirstUs: us(settleFirstMs),
-    settleLastUs: us(settleLastMs),
-    sampled,
+    settleFirstUs: us(times.settleFirstMs),
+    settleLastUs: us(times.settleLastMs),
+    sampled: times.sampled,
   };
 }
 
@@ -661,7 +631,6 @@ async function main(): Promise<boolean> {
       }
     })();
     await closeDeps(pgWeb);
-    await pgServer.stop();
     const ordersMade = (() => {
       const db = new Database(web.config.databaseFile, { readonly: true });
       try {
@@ -758,6 +727,69 @@ async function main(): Promise<boolean> {
     const check = delivery.timedOut ? undefined : checkCallbacks(cb.config.databaseFile);
     process.stdout.write(' done\n\n');
 
+    // -- 2b. callbacks on PostgreSQL ---------------------------------------------------------------
+    // The same N on the benchmark's PostgreSQL: (a) the in-process runtime of this process, (b) worker
+    // processes (the BullMQ relay and workers) on one Redis. Each beside a baseline taken just before.
+    process.stdout.write(`     on PostgreSQL: making ${fmtInt(callbacks)} paid orders (not timed)...`);
+    const pgMade0 = performance.now();
+    await withoutDurableCommits(pgServer.url, async () => {
+      const maker = depsIn(
+        tempDir('amil-bench-pg-orders-'),
+        { DATABASE_URL: pgServer.url },
+        {
+          store: openPgStore(pgServer.url),
+        },
+      );
+      await payOrders(maker, callbackUrl, callbacks, { prefix: 'CB-', seeded: true });
+      await closeDeps(maker);
+    });
+    process.stdout.write(` ${((performance.now() - pgMade0) / 1000).toFixed(1)} s; baseline...`);
+    const pgBaseline = await plainPosts(callbackUrl, baselineBody, callbacks, CALLBACK_CONCURRENCY);
+    await ask<ReceiverStats>(receiver, 'take');
+    process.stdout.write(' in-process drain...');
+    const pgCb = depsIn(
+      tempDir('amil-bench-pg-cb-'),
+      { DATABASE_URL: pgServer.url },
+      {
+        store: openPgStore(pgServer.url),
+      },
+    );
+    const pgDelivery = await timeDrain(pgCb, DRAIN_LIMIT_SECONDS);
+    const pgDeliveryStats = await ask<ReceiverStats>(receiver, 'take');
+    const pgCheck = pgDelivery.timedOut ? undefined : await checkPgCallbacks(pgServer.url);
+    await closeDeps(pgCb);
+    process.stdout.write(` done\n     on PostgreSQL with ${PG_WORKERS} worker processes: making orders...`);
+    await withoutDurableCommits(pgServer.url, async () => {
+      const maker = depsIn(
+        tempDir('amil-bench-pg-orders-'),
+        { DATABASE_URL: pgServer.url },
+        {
+          store: openPgStore(pgServer.url),
+        },
+      );
+      await payOrders(maker, callbackUrl, callbacks, { prefix: 'CBW-', seeded: true });
+      await closeDeps(maker);
+    });
+    await holdBackCallbacks(pgServer.url);
+    process.stdout.write(' baseline...');
+    const pgWorkersBaseline = await plainPosts(callbackUrl, baselineBody, callbacks, CALLBACK_CONCURRENCY);
+    await ask<ReceiverStats>(receiver, 'take');
+    process.stdout.write(' redis-server and workers...');
+    const redis = await startRedis(tempDir('amil-bench-redis-'));
+    stops.push(() => redis.stop());
+    const workersDelivery = await timeWorkers({
+      databaseUrl: pgServer.url,
+      redisUrl: redis.url,
+      dataDir: tempDir('amil-bench-pg-workers-'),
+      workers: PG_WORKERS,
+      // The callbacks delivered in-process above are counted too.
+      count: 2 * callbacks,
+      limitSeconds: DRAIN_LIMIT_SECONDS,
+    });
+    const workersStats = await ask<ReceiverStats>(receiver, 'take');
+    const workersCheck = workersDelivery.timedOut ? undefined : await checkPgCallbacks(pgServer.url);
+    process.stdout.write(' done\n\n');
+
     // -- the report -----------------------------------------------------------------------------------
     console.log(
       `1. checkouts: closed loop, ${CONNECTIONS} connections, ${seconds} s after ${WARMUP_SECONDS} s warm-up, ` +
@@ -841,6 +873,22 @@ async function main(): Promise<boolean> {
 
     const relayPerSecond = deliveryStats.requests / (delivery.ms / 1000);
     const baselinePerSecond = (callbacks - baseline.errors) / (baseline.ms / 1000);
+    const pgRelayPerSecond = pgDeliveryStats.requests / (pgDelivery.ms / 1000);
+    const pgBaselinePerSecond = (callbacks - pgBaseline.errors) / (pgBaseline.ms / 1000);
+    const workersPerSecond = workersStats.requests / (workersDelivery.ms / 1000);
+    const pgWorkersBaselinePerSecond = (callbacks - pgWorkersBaseline.errors) / (pgWorkersBaseline.ms / 1000);
+    const baselineRow = (b: Baseline, received: number, badSignatures: number) => [
+      `  baseline: undici POST, ${CALLBACK_CONCURRENCY} at once`,
+      fmtInt((callbacks - b.errors) / (b.ms / 1000)),
+      '1.00',
+      (b.ms / 1000).toFixed(2),
+      fmtInt(received),
+      '-',
+      String(badSignatures),
+      '-',
+      fmtPct(b.cpuPercent),
+      String(b.errors),
+    ];
     console.log(
       `\n2. direct callbacks: ${fmtInt(callbacks)} paid orders, each with its callback queued to a receiver in a ` +
         `child process (verifies the signature, answers 200)`,
@@ -861,7 +909,7 @@ async function main(): Promise<boolean> {
         ],
         [
           [
-            'relay drain (callback job, 32 at once)',
+            'SQLite: relay drain (callback job, 32 at once)',
             fmtInt(relayPerSecond),
             fmtRatio(relayPerSecond / baselinePerSecond),
             (delivery.ms / 1000).toFixed(2),
@@ -872,18 +920,33 @@ async function main(): Promise<boolean> {
             fmtPct(delivery.cpuPercent),
             '-',
           ],
+          baselineRow(baseline, baselineStats.requests, baselineStats.badSignatures),
           [
-            `baseline: undici POST, ${CALLBACK_CONCURRENCY} at once`,
-            fmtInt(baselinePerSecond),
-            '1.00',
-            (baseline.ms / 1000).toFixed(2),
-            fmtInt(baselineStats.requests),
+            'PostgreSQL: relay drain, in-process',
+            fmtInt(pgRelayPerSecond),
+            fmtRatio(pgRelayPerSecond / pgBaselinePerSecond),
+            (pgDelivery.ms / 1000).toFixed(2),
+            fmtInt(pgDeliveryStats.requests),
+            fmtInt(pgDeliveryStats.orders),
+            String(pgDeliveryStats.badSignatures),
+            fmtPct(pgDelivery.busyPercent),
+            fmtPct(pgDelivery.cpuPercent),
             '-',
-            String(baselineStats.badSignatures),
-            '-',
-            fmtPct(baseline.cpuPercent),
-            String(baseline.errors),
           ],
+          baselineRow(pgBaseline, callbacks - pgBaseline.errors, 0),
+          [
+            `PostgreSQL: ${PG_WORKERS} worker processes (BullMQ)`,
+            fmtInt(workersPerSecond),
+            fmtRatio(workersPerSecond / pgWorkersBaselinePerSecond),
+            (workersDelivery.ms / 1000).toFixed(2),
+            fmtInt(workersStats.requests),
+            fmtInt(workersStats.orders),
+            String(workersStats.badSignatures),
+            '-',
+            fmtPct(workersDelivery.workersCpuPercent),
+            '-',
+          ],
+          baselineRow(pgWorkersBaseline, callbacks - pgWorkersBaseline.errors, 0),
         ],
       ),
     );
@@ -917,6 +980,31 @@ async function main(): Promise<boolean> {
         : '  check: skipped (the delivery did not finish)',
     );
 
+    const pgConsistent = (c: PgCallbackCheck | undefined, delivered: number, stats: ReceiverStats) =>
+      c !== undefined &&
+      (c.states.delivered ?? 0) === delivered &&
+      c.attempts === delivered &&
+      c.outboxLeft === 0 &&
+      stats.requests === callbacks &&
+      stats.orders === callbacks &&
+      stats.badSignatures === 0;
+    const pgOk = pgConsistent(pgCheck, callbacks, pgDeliveryStats);
+    const workersOk = pgConsistent(workersCheck, 2 * callbacks, workersStats);
+    for (const [name, c, ok] of [
+      ['PostgreSQL in-process', pgCheck, pgOk],
+      [`PostgreSQL ${PG_WORKERS} workers (both rounds)`, workersCheck, workersOk],
+    ] as const) {
+      console.log(
+        c
+          ? `  check (${name}): table callbacks ${JSON.stringify(c.states)}, ${fmtInt(c.attempts)} attempts, ` +
+              `${fmtInt(c.outboxLeft)} callback outbox rows not done: ${ok ? 'consistent' : 'MISMATCH'}`
+          : `  check (${name}): skipped (the delivery did not finish)`,
+      );
+    }
+    console.log(
+      `  the workers' time runs from releasing the callbacks to the last one delivered (polled every 20 ms), ` +
+        `so it includes up to one relay poll (500 ms) at the start; workers CPU is both processes together`,
+    );
     const verdict = (ok: boolean) => (ok ? 'MET' : 'NOT MET');
     console.log('\naims');
     console.log(
@@ -933,8 +1021,21 @@ async function main(): Promise<boolean> {
         `  (aim >= ${fmtInt(AIM_CALLBACKS_PER_SECOND)}, all delivered once): ` +
         verdict(relayPerSecond >= AIM_CALLBACKS_PER_SECOND && consistent),
     );
+    console.log(
+      `  callbacks on SQLite / baseline = ${fmtRatio(relayPerSecond / baselinePerSecond)}` +
+        `  (aim >= ${AIM_CALLBACK_RATIO}): ` +
+        verdict(relayPerSecond / baselinePerSecond >= AIM_CALLBACK_RATIO && consistent),
+    );
+    console.log(
+      `  callbacks on PostgreSQL / baseline = ${fmtRatio(pgRelayPerSecond / pgBaselinePerSecond)} in-process, ` +
+        `${fmtRatio(workersPerSecond / pgWorkersBaselinePerSecond)} with ${PG_WORKERS} workers` +
+        `  (aim: beyond SQLite's ${fmtRatio(relayPerSecond / baselinePerSecond)} with several workers): ` +
+        verdict(
+          workersPerSecond / pgWorkersBaselinePerSecond > relayPerSecond / baselinePerSecond && workersOk,
+        ),
+    );
     // A delivery cut off by its time limit is still running: leave once everything is cleaned up.
-    return delivery.timedOut;
+    return delivery.timedOut || pgDelivery.timedOut;
   } finally {
     if (client) await stopChild(client);
     if (receiver) await stopChild(receiver);

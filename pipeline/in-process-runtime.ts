@@ -58,8 +58,11 @@ export function createInProcessRuntime(
     const job = jobFor(row.queue);
     try {
       if (!job) throw new PermanentJobError(`no job handles queue ${row.queue}`);
-      await runJob(job, JSON.parse(row.payload) as unknown, deps);
-      await deps.store.outbox.markSent(row.id, now());
+      const outcome = await runJob(job, JSON.parse(row.payload) as unknown, deps, {
+        completes: { sent: row.id },
+      });
+      // A job that completed its row in its own write (a callback's finish) needs no second write.
+      if (!outcome?.outboxCompleted) await deps.store.outbox.markSent(row.id, now());
       storeFault.recovered();
       return;
     } catch (err) {
@@ -89,15 +92,19 @@ export function createInProcessRuntime(
     for (const [queue, queueRows] of byQueue(rows)) {
       if (busyQueues.has(queue)) continue;
       const width = jobFor(queue)?.concurrency ?? 1;
-      const chain = (async () => {
-        for (let i = 0; i < queueRows.length; i += width) {
-          // On shutdown the jobs in flight finish; the rest stay in the outbox for the next start.
-          if (stopping) break;
-          await Promise.all(queueRows.slice(i, i + width).map(runOne));
+      let next = 0;
+      // `width` lanes, each taking the next row as soon as its job is done: one slow merchant holds one
+      // lane, not a whole batch (and the deliveries' finishes spread out, which the store groups).
+      const lane = async (): Promise<void> => {
+        // On shutdown the jobs in flight finish; the rest stay in the outbox for the next start.
+        while (next < queueRows.length && !stopping) {
+          await runOne(queueRows[next++]!);
           // SQLite calls are synchronous: yield so the web requests of this process are served meanwhile.
           await new Promise((resolve) => setImmediate(resolve));
         }
-      })()
+      };
+      const chain = Promise.all(Array.from({ length: Math.min(width, queueRows.length) }, lane))
+        .then(() => undefined)
         .catch((err: unknown) => {
           storeFault.failed(err);
         })

@@ -1,3 +1,5 @@
+import type { OutboxCompletion } from './outbox.ts';
+
 /** A merchant callback: the status it carries, where it goes, and how its delivery stands. */
 export interface CallbackRow {
   id: number;
@@ -40,8 +42,17 @@ export interface CallbacksRepository {
     leaseUntil: string,
   ): Promise<{ claimed: CallbackRow } | { refused: 'done' | 'busy' }>;
 
-  /** Records an attempt and its verdict in one transaction; a retry gets its own outbox row. */
-  finishAttempt(id: number, attempt: CallbackAttempt, verdict: AttemptVerdict): Promise<void>;
+  /**
+   * Records an attempt and its verdict in one transaction; a retry gets its own outbox row. With
+   * `completes`, the outbox row of this attempt's job is completed in the same transaction. Finishes that
+   * arrive within a few milliseconds of each other may share a commit; each resolves after its commit.
+   */
+  finishAttempt(
+    id: number,
+    attempt: CallbackAttempt,
+    verdict: AttemptVerdict,
+    completes?: OutboxCompletion,
+  ): Promise<void>;
 
   /** Puts a callback back in line later without counting an attempt (its order was busy). */
   defer(id: number, jobId: string, at: string, notBefore: string): Promise<void>;

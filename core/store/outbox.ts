@@ -7,6 +7,12 @@ export interface OutboxRow {
   attempts: number;
 }
 
+/**
+ * A job's outbox row completed inside the job's own last write (issue 17), so the runtime writes nothing
+ * after it: `sent` in embedded mode (the row's id: sent and done at once), `done` in Redis mode (its job id).
+ */
+export type OutboxCompletion = { sent: number } | { done: string };
+
 /** A job to write to the outbox with the fact that causes it. */
 export interface Job {
   queue: string;

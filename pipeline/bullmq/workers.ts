@@ -32,8 +32,10 @@ export function createBullWorkers(
     const worker = new Worker(
       name,
       async (job) => {
+        let completed = false;
         try {
-          await runJob(definition, job.data, deps);
+          const context = job.id ? { completes: { done: job.id } } : {};
+          completed = (await runJob(definition, job.data, deps, context))?.outboxCompleted ?? false;
         } catch (err) {
           if (!(err instanceof PermanentJobError)) throw err;
           // Never re-added by the reconciler: it fails the same way every time.
@@ -41,7 +43,7 @@ export function createBullWorkers(
           throw new UnrecoverableError(err.message);
         }
         // The outbox row is done only now: a Redis lost before this leaves it to the reconciler.
-        if (job.id) await deps.store.outbox.markDone(job.id, deps.clock.now());
+        if (job.id && !completed) await deps.store.outbox.markDone(job.id, deps.clock.now());
       },
       {
         connection: new Redis(redisUrlOf(deps), { maxRetriesPerRequest: null }),

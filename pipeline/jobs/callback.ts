@@ -27,7 +27,7 @@ export const callbackJob: JobDefinition<CallbackJob> = {
   retry: { horizonMs: (pipeline) => pipeline.retryHorizonMs.callback },
   // Deliveries wait on merchants' servers, not on this process: many may be in flight at once.
   concurrency: 32,
-  async process(data, deps) {
+  async process(data, deps, context) {
     const id = data.callbackId;
     const started = deps.clock.now();
     const leaseUntil = new Date(started.getTime() + deps.config.callbacks.timeoutMs + 5000).toISOString();
@@ -77,6 +77,8 @@ export const callbackJob: JobDefinition<CallbackJob> = {
         responsePrefix: verdict.state === 'delivered' ? '' : result.responsePrefix,
       },
       verdict,
+      // The job's outbox row is completed with the attempt: one write per finished delivery (issue 17).
+      context?.completes,
     );
     const log = {
       order_no: callback.orderNo,
@@ -87,6 +89,7 @@ export const callbackJob: JobDefinition<CallbackJob> = {
     };
     if (verdict.state === 'delivered') deps.logger.info(log, 'callback delivered');
     else deps.logger.warn({ ...log, error: result.error }, 'callback not acknowledged');
+    return { outboxCompleted: context?.completes !== undefined };
   },
 };
 

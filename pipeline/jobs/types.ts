@@ -1,5 +1,6 @@
 import type { Config } from '../../core/config.ts';
 import type { Deps } from '../../core/deps.ts';
+import type { OutboxCompletion } from '../../core/store/index.ts';
 
 /** A job's parameters of the one retry policy (pipeline/retry.ts). */
 export interface JobRetryOptions {
@@ -23,7 +24,17 @@ export interface JobDefinition<T> {
   retry: JobRetryOptions;
   /** Jobs of one queue run at once (default 1: in order). */
   concurrency?: number;
-  process(data: T, deps: Deps): Promise<void>;
+  process(data: T, deps: Deps, context?: JobContext): Promise<JobOutcome | void>;
+}
+
+/** What the runtime tells a run: the outbox row it completes, for a job that completes it in its own write. */
+export interface JobContext {
+  completes?: OutboxCompletion;
+}
+
+/** A job that completed its outbox row in its own last write says so: the runtime then writes nothing. */
+export interface JobOutcome {
+  outboxCompleted: boolean;
 }
 
 /** Thrown for a job that can never succeed (bad payload); it is failed at once, not retried. */

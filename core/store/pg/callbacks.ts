@@ -5,8 +5,10 @@
  * status never overtakes an older one still being delivered.
  */
 import { CALLBACK_QUEUE, callbackJobId } from '../../queues.ts';
-import { writeOutbox } from './outbox.ts';
-import { statement, type PgDb, type Queryable } from './pool.ts';
+import { completeOutbox, writeOutbox } from './outbox.ts';
+import { pgGroupCommitter } from './group-commit.ts';
+import { isRetryable, statement, type PgDb, type Queryable } from './pool.ts';
+import { DELIVERY_LINGER } from '../linger.ts';
 import type { CallbackDraft } from '../orders.ts';
 import type { CallbackAttempt, CallbackRow, CallbacksRepository } from '../callbacks.ts';
 
@@ -21,17 +23,31 @@ const INSERT_CALLBACK = statement(
   `INSERT INTO callbacks (order_no, status, url, fields, created_at, next_attempt_at)
    VALUES ($1, $2, $3, $4, $5, $5) RETURNING id`,
 );
-const CLAIM_ROW = statement(
-  `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p USING (order_no) WHERE c.id = $1
-   FOR UPDATE OF c SKIP LOCKED`,
+// A lease in one statement (one round trip, its own transaction: decision 177). In order: the callback's
+// row, locked, or skipped when another claimant holds it (then 'busy', never waited for); the order's
+// callbacks up to this one, locked in id order as every claimant takes them, counted when leased; the lease,
+// taken only when the callback is queued and none of them is leased. A row another claimant changed while
+// this one waited for its lock is read as committed (PostgreSQL re-reads a row it locks).
+const CLAIM = statement(
+  `WITH target AS MATERIALIZED (
+     SELECT id, order_no, state FROM callbacks WHERE id = $1 FOR UPDATE SKIP LOCKED
+   ), older AS MATERIALIZED (
+     SELECT count(*) FILTER (WHERE lease_until > $2) AS n FROM (
+       SELECT lease_until FROM callbacks
+       WHERE order_no = (SELECT order_no FROM target) AND id <= $1 AND (SELECT state FROM target) = 'queued'
+       ORDER BY id FOR UPDATE) o
+   ), leased AS (
+     UPDATE callbacks c SET lease_until = $3 FROM target
+     WHERE c.id = target.id AND target.state = 'queued' AND (SELECT n FROM older) = 0
+     RETURNING c.id
+   )
+   SELECT (SELECT count(*) FROM callbacks WHERE id = $1) AS exists, (SELECT count(*) FROM target) AS locked,
+     (SELECT state FROM target) AS "targetState", (SELECT n FROM older) AS "olderLeased",
+     (SELECT id FROM leased) AS "leasedId"`,
 );
-const EXISTS = statement('SELECT 1 AS one FROM callbacks WHERE id = $1');
-// The order's callbacks up to this one, locked (in id order, as every claimant takes them), leased.
-const LEASED_OF_ORDER = statement(
-  `SELECT count(*) FILTER (WHERE lease_until > $3) AS n FROM (
-     SELECT lease_until FROM callbacks WHERE order_no = $1 AND id <= $2 ORDER BY id FOR UPDATE) c`,
+const CALLBACK_BY_ID = statement(
+  `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p USING (order_no) WHERE c.id = $1`,
 );
-const SET_LEASE = statement('UPDATE callbacks SET lease_until = $1 WHERE id = $2');
 const INSERT_ATTEMPT = statement(
   `INSERT INTO callback_attempts (callback_id, at, status_code, latency_ms, error, response_prefix)
    VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -65,6 +81,15 @@ const ATTEMPTS_OF = statement(
    FROM callback_attempts WHERE callback_id = ANY($1::bigint[]) ORDER BY id`,
 );
 
+/** What the one-statement lease found. */
+interface ClaimOutcome {
+  exists: number;
+  locked: number;
+  targetState: string | null;
+  olderLeased: number | null;
+  leasedId: number | null;
+}
+
 /**
  * Queues a callback for an order inside the caller's transaction (the settlement's, which holds the
  * order's row), superseding any older one not yet delivered; its first attempt goes to the outbox.
@@ -90,22 +115,30 @@ export async function queueCallback(
 
 /** Merchant callbacks: leases, attempts and retries (through the outbox), and what ops and reports read. */
 export function pgCallbacks(db: PgDb): CallbacksRepository {
+  // Finishes of deliveries answered within a few milliseconds share a transaction (decision 177).
+  const inGroup = pgGroupCommitter(db);
   return {
     async claim(id, now, leaseUntil) {
-      return db.transaction(async (tx) => {
-        const row = await tx.row<CallbackRow>(CLAIM_ROW, [id]);
-        if (!row)
-          return (await tx.row(EXISTS, [id])) ? { refused: 'busy' as const } : { refused: 'done' as const };
-        if (row.state !== 'queued') return { refused: 'done' as const };
-        const leased = await tx.row<{ n: number }>(LEASED_OF_ORDER, [row.orderNo, id, now]);
-        if ((leased?.n ?? 0) > 0) return { refused: 'busy' as const };
-        await tx.run(SET_LEASE, [leaseUntil, id]);
-        return { claimed: row };
-      });
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          const outcome = (await db.row<ClaimOutcome>(CLAIM, [id, now, leaseUntil]))!;
+          if (Number(outcome.locked) === 0)
+            return Number(outcome.exists) > 0 ? { refused: 'busy' as const } : { refused: 'done' as const };
+          if (outcome.targetState !== 'queued') return { refused: 'done' as const };
+          if (outcome.leasedId === null) return { refused: 'busy' as const };
+          // Read after the lease's commit: the row as the job delivers it (the lease is the job's now).
+          const row = await db.row<CallbackRow>(CALLBACK_BY_ID, [id]);
+          return row ? { claimed: row } : { refused: 'done' as const };
+        } catch (err) {
+          // Two claimants locking one order's callbacks in turn may deadlock: PostgreSQL breaks it, we retry.
+          if (attempt >= 5 || !isRetryable(err)) throw err;
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+        }
+      }
     },
 
-    async finishAttempt(id, attempt, verdict) {
-      await db.transaction(async (tx) => {
+    async finishAttempt(id, attempt, verdict, completes) {
+      await inGroup(async (tx) => {
         await tx.run(INSERT_ATTEMPT, [
           id,
           attempt.at,
@@ -128,7 +161,9 @@ export function pgCallbacks(db: PgDb): CallbacksRepository {
         } else {
           await tx.run(FINISH, [verdict.state, attempt.at, id]);
         }
-      });
+        // The job's own row, in the same commit: a crash leaves both undone (the attempt runs again) or both done.
+        if (completes) await completeOutbox(tx, completes, attempt.at);
+      }, DELIVERY_LINGER);
     },
 
     async defer(id, jobId, at, notBefore) {

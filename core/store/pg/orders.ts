@@ -6,6 +6,7 @@
  */
 import { queueCallback } from './callbacks.ts';
 import { queueReceipt } from './receipts.ts';
+import { pgGroupCommitter } from './group-commit.ts';
 import { statement, type PgDb, type Queryable } from './pool.ts';
 import type {
   AttemptRefusal,
@@ -93,6 +94,7 @@ async function linkState(
 
 /** Checkout orders, their attempts, and their settlement by the acquirer's result. */
 export function pgOrders(db: PgDb): OrdersRepository {
+  const inGroup = pgGroupCommitter(db);
   return {
     async order(orderNo) {
       return db.row<OrderRow>(BY_ORDER, [orderNo]);
@@ -104,7 +106,8 @@ export function pgOrders(db: PgDb): OrdersRepository {
 
     async createOrder(order: NewOrder) {
       const { payLink } = order;
-      return db.transaction(async (tx) => {
+      // Orders of one turn share a transaction, each answered after its commit (decision 177).
+      return inGroup(async (tx) => {
         const inserted = await tx.row<{ order_no: string }>(payLink ? INSERT_PAY_LINK : INSERT_CHECKOUT, [
           order.orderNo,
           order.agencyCode,

@@ -3,7 +3,7 @@
  * rows over through `handOver()`, which locks the rows it takes with FOR UPDATE SKIP LOCKED until they are
  * marked sent: two relays never hand over the same row.
  */
-import type { OutboxRepository, OutboxRow, QueueStats } from '../outbox.ts';
+import type { OutboxCompletion, OutboxRepository, OutboxRow, QueueStats } from '../outbox.ts';
 import { statement, type PgDb, type Queryable } from './pool.ts';
 
 const INSERT = statement(
@@ -23,17 +23,34 @@ export async function writeOutbox(
   await tx.run(INSERT, [queue, jobId, JSON.stringify(payload), at, notBefore ?? null]);
 }
 
+const MARK_SENT_DONE = statement(
+  'UPDATE outbox SET sent_at = $1, done_at = $1, last_error = NULL WHERE id = $2',
+);
+const MARK_DONE = statement('UPDATE outbox SET done_at = $1 WHERE job_id = $2 AND done_at IS NULL');
+
+/**
+ * Completes a job's outbox row inside the caller's transaction: embedded mode marks the row sent and done
+ * at once, Redis mode marks its job done (idempotent; a job id with no row is ignored).
+ */
+export async function completeOutbox(tx: Queryable, completion: OutboxCompletion, at: string): Promise<void> {
+  if ('sent' in completion) await tx.run(MARK_SENT_DONE, [at, completion.sent]);
+  else await tx.run(MARK_DONE, [at, completion.done]);
+}
+
 const ROW = `id, queue, job_id AS "jobId", payload, attempts`;
 // Oldest first, at most $2 of each queue (one queue's backlog never hides another's work).
 const WAITING = `SELECT id FROM (
     SELECT id, row_number() OVER (PARTITION BY queue ORDER BY id) AS nth FROM outbox
     WHERE sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= $1)) w
   WHERE nth <= $2`;
-const PENDING = statement(`SELECT ${ROW} FROM outbox WHERE id IN (${WAITING}) ORDER BY id`);
+// The waiting ids are computed once (an array, then read by primary key): as `id IN (...)` the planner,
+// misled by a table not analysed since its backlog arrived, joined every waiting row with every other
+// (seconds for a few thousand rows: decision 180).
+const PENDING = statement(`SELECT ${ROW} FROM outbox WHERE id = ANY(ARRAY(${WAITING})) ORDER BY id`);
 // The conditions again on the locked row: a row another relay sent since this statement began is re-read
 // after its lock is released, and dropped.
 const CLAIM = statement(
-  `SELECT ${ROW} FROM outbox WHERE id IN (${WAITING})
+  `SELECT ${ROW} FROM outbox WHERE id = ANY(ARRAY(${WAITING}))
      AND sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= $1)
    ORDER BY id FOR UPDATE SKIP LOCKED`,
 );
@@ -70,17 +87,11 @@ export function pgOutbox(db: PgDb): OutboxRepository {
     },
 
     async markSent(id, now) {
-      await db.run('UPDATE outbox SET sent_at = $1, done_at = $1, last_error = NULL WHERE id = $2', [
-        now.toISOString(),
-        id,
-      ]);
+      await completeOutbox(db, { sent: id }, now.toISOString());
     },
 
     async markDone(jobId, now) {
-      await db.run('UPDATE outbox SET done_at = $1 WHERE job_id = $2 AND done_at IS NULL', [
-        now.toISOString(),
-        jobId,
-      ]);
+      await completeOutbox(db, { done: jobId }, now.toISOString());
     },
 
     async markFailedForGood(jobId, error, now) {

@@ -1,9 +1,11 @@
 import type { Db } from './db.ts';
-import { outboxWriter } from './outbox.ts';
+import { outboxCompleter, outboxWriter } from './outbox.ts';
 import { groupCommitter } from './group-commit.ts';
+import { DELIVERY_LINGER } from '../linger.ts';
 import { CALLBACK_QUEUE, callbackJobId } from '../../queues.ts';
 import type { CallbackDraft } from '../orders.ts';
 import type { AttemptVerdict, CallbackAttempt, CallbackRow, CallbacksRepository } from '../callbacks.ts';
+import type { OutboxCompletion } from '../outbox.ts';
 
 const CALLBACK_COLUMNS = `c.id, c.order_no AS orderNo, p.agency_code AS agencyCode, c.status, c.url, c.fields,
   c.created_at AS createdAt, c.state, c.attempts, c.next_attempt_at AS nextAttemptAt, c.finished_at AS finishedAt`;
@@ -33,6 +35,7 @@ export function callbackQueuer(db: Db) {
 /** Merchant callbacks: leases, attempts and retries (through the outbox), and what ops and reports read. */
 export function sqliteCallbacks(db: Db): CallbacksRepository {
   const writeOutbox = outboxWriter(db);
+  const completeOutbox = outboxCompleter(db);
   const queueCallback = callbackQueuer(db);
   // Leases and attempts of the deliveries running at once share commits (issue 17, decision 166).
   const inGroup = groupCommitter(db);
@@ -67,10 +70,15 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
         if ((leased?.n ?? 0) > 0) return { refused: 'busy' as const };
         setLease.run(leaseUntil, id);
         return { claimed: row };
-      });
+      }, DELIVERY_LINGER);
     },
 
-    async finishAttempt(id: number, attempt: CallbackAttempt, verdict: AttemptVerdict): Promise<void> {
+    async finishAttempt(
+      id: number,
+      attempt: CallbackAttempt,
+      verdict: AttemptVerdict,
+      completes?: OutboxCompletion,
+    ): Promise<void> {
       await inGroup(() => {
         insertAttempt.run(
           id,
@@ -89,7 +97,9 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
         } else {
           finish.run(verdict.state, verdict.state, attempt.at, id);
         }
-      });
+        // The job's own row, in the same commit: a crash leaves both undone (the attempt runs again) or both done.
+        if (completes) completeOutbox(completes, attempt.at);
+      }, DELIVERY_LINGER);
     },
 
     async defer(id: number, jobId: string, at: string, notBefore: string): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Db } from './db.ts';
 import { groupCommitter } from './group-commit.ts';
-import type { OutboxRepository, OutboxRow, QueueStats } from '../outbox.ts';
+import type { OutboxCompletion, OutboxRepository, OutboxRow, QueueStats } from '../outbox.ts';
 
 /**
  * Writes an outbox row inside the caller's transaction; a repeated job id is ignored (idempotent). A row
@@ -16,9 +16,27 @@ export function outboxWriter(db: Db) {
   };
 }
 
+/**
+ * Completes a job's outbox row inside the caller's transaction: embedded mode marks the row sent and done
+ * at once, Redis mode marks its job done (idempotent; a job id with no row is ignored).
+ */
+export function outboxCompleter(db: Db) {
+  const sent = db.prepare<[string, string, number]>(
+    'UPDATE outbox SET sent_at = ?, done_at = ?, last_error = NULL WHERE id = ?',
+  );
+  const done = db.prepare<[string, string]>(
+    'UPDATE outbox SET done_at = ? WHERE job_id = ? AND done_at IS NULL',
+  );
+  return (completion: OutboxCompletion, at: string): void => {
+    if ('sent' in completion) sent.run(at, at, completion.sent);
+    else done.run(at, completion.done);
+  };
+}
+
 /** The runtimes' view of the outbox. */
 export function sqliteOutbox(db: Db): OutboxRepository {
   const write = outboxWriter(db);
+  const complete = outboxCompleter(db);
   // The jobs of one turn (a callback job runs 32 at once) record their outcome in one commit (issue 17).
   const inGroup = groupCommitter(db);
   const selectPending = db.prepare<[string, number], OutboxRow>(
@@ -90,20 +108,12 @@ export function sqliteOutbox(db: Db): OutboxRepository {
 
     /** Embedded mode: the row's job ran in this process, so it is sent and done at once. */
     async markSent(id: number, now: Date): Promise<void> {
-      await inGroup(() =>
-        db
-          .prepare('UPDATE outbox SET sent_at = ?, done_at = ?, last_error = NULL WHERE id = ?')
-          .run(now.toISOString(), now.toISOString(), id),
-      );
+      await inGroup(() => complete({ sent: id }, now.toISOString()));
     },
 
     /** Redis mode: the job of this id completed (idempotent; a job id with no row is ignored). */
     async markDone(jobId: string, now: Date): Promise<void> {
-      await inGroup(() =>
-        db
-          .prepare('UPDATE outbox SET done_at = ? WHERE job_id = ? AND done_at IS NULL')
-          .run(now.toISOString(), jobId),
-      );
+      await inGroup(() => complete({ done: jobId }, now.toISOString()));
     },
 
     /** Redis mode: the job of this id can never succeed (a bad payload): not re-added, shown failed. */

@@ -1,0 +1,169 @@
+/**
+ * Direct callbacks on PostgreSQL for bench/checkout.ts (issue 17): paid orders made on the benchmark's
+ * PostgreSQL, then delivered (a) by the in-process runtime of this process, and (b) by several real worker
+ * processes (`bin/worker.ts`: the BullMQ outbox relay and workers) on one Redis, timed from the moment their
+ * callbacks are released until every one is delivered.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { processCpuSeconds } from './redis.ts';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+/** When the held-back callbacks become due: never, until the workers are up and the clock starts. */
+const HELD_BACK = '2999-01-01T00:00:00Z';
+
+/** What the store says of the callbacks after a delivery. */
+export interface PgCallbackCheck {
+  states: Record<string, number>;
+  attempts: number;
+  /** Callback outbox rows not done. */
+  outboxLeft: number;
+}
+
+async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Runs `fn` with durable commits off for new sessions of the database (making orders is not timed). */
+export async function withoutDurableCommits<T>(url: string, fn: () => Promise<T>): Promise<T> {
+  await withClient(url, (c) => c.query('ALTER DATABASE amil SET synchronous_commit = off'));
+  try {
+    return await fn();
+  } finally {
+    await withClient(url, (c) => c.query('ALTER DATABASE amil RESET synchronous_commit'));
+  }
+}
+
+/** The callbacks' states, attempts and unfinished outbox rows. */
+export function checkPgCallbacks(url: string): Promise<PgCallbackCheck> {
+  return withClient(url, async (c) => {
+    const states: Record<string, number> = {};
+    const byState = await c.query<{ state: string; n: string }>(
+      'SELECT state, count(*) AS n FROM callbacks GROUP BY state',
+    );
+    for (const row of byState.rows) states[row.state] = Number(row.n);
+    const count = async (sql: string) => Number((await c.query<{ n: string }>(sql)).rows[0]?.n ?? 0);
+    return {
+      states,
+      attempts: await count('SELECT count(*) AS n FROM callback_attempts'),
+      outboxLeft: await count(
+        `SELECT count(*) AS n FROM outbox WHERE queue = 'callbacks' AND done_at IS NULL`,
+      ),
+    };
+  });
+}
+
+/** Keeps the callbacks queued so far from being handed over until `releaseCallbacks`. */
+export function holdBackCallbacks(url: string): Promise<unknown> {
+  return withClient(url, (c) =>
+    c.query(`UPDATE outbox SET next_try_at = $1 WHERE queue = 'callbacks' AND sent_at IS NULL`, [HELD_BACK]),
+  );
+}
+
+function releaseCallbacks(url: string): Promise<unknown> {
+  return withClient(url, (c) =>
+    c.query(`UPDATE outbox SET next_try_at = NULL WHERE queue = 'callbacks' AND next_try_at = $1`, [
+      HELD_BACK,
+    ]),
+  );
+}
+
+/** Starts `bin/worker.ts` on the store and Redis given; resolves once it says it started. */
+function startWorkerProcess(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/worker.ts'], {
+    cwd: REPO,
+    env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      if (output.includes('worker started')) {
+        child.stdout?.off('data', onData);
+        // Keep reading (and dropping) its log: a full pipe would stall the worker.
+        child.stdout?.resume();
+        resolve(child);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('exit', (code) =>
+      reject(new Error(`worker exited with ${String(code)}: ${output.slice(-2000)}`)),
+    );
+  });
+}
+
+function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** The delivery by worker processes: its time and the workers' CPU. */
+export interface WorkersDelivery {
+  ms: number;
+  timedOut: boolean;
+  /** CPU of all the workers together over the delivery, in % of one core. */
+  workersCpuPercent: number;
+}
+
+/**
+ * Starts `workers` worker processes, releases the held-back callbacks once all are up, and times until
+ * `count` callbacks are delivered (polled every 20 ms) or `limitSeconds` pass; then stops the workers.
+ */
+export async function timeWorkers(options: {
+  databaseUrl: string;
+  redisUrl: string;
+  dataDir: string;
+  workers: number;
+  count: number;
+  limitSeconds: number;
+}): Promise<WorkersDelivery> {
+  const env = {
+    DATABASE_URL: options.databaseUrl,
+    REDIS_URL: options.redisUrl,
+    QUEUE_PREFIX: 'bench',
+    DATA_DIR: options.dataDir,
+  };
+  const children: ChildProcess[] = [];
+  try {
+    for (let i = 0; i < options.workers; i += 1) children.push(await startWorkerProcess(env));
+    const cpu0 = children.map((c) => processCpuSeconds(c.pid ?? 0));
+    const t0 = performance.now();
+    await releaseCallbacks(options.databaseUrl);
+    let timedOut = false;
+    await withClient(options.databaseUrl, async (c) => {
+      for (;;) {
+        const { rows } = await c.query<{ n: string }>(
+          `SELECT count(*) AS n FROM callbacks WHERE state = 'delivered'`,
+        );
+        if (Number(rows[0]?.n ?? 0) >= options.count) return;
+        if (performance.now() - t0 > options.limitSeconds * 1000) {
+          timedOut = true;
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    });
+    const ms = performance.now() - t0;
+    const cpu = children.reduce((sum, c, i) => sum + processCpuSeconds(c.pid ?? 0) - cpu0[i]!, 0);
+    return { ms, timedOut, workersCpuPercent: (cpu * 100_000) / ms };
+  } finally {
+    await Promise.all(children.map(stopProcess));
+  }
+}
