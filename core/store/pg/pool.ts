@@ -8,7 +8,7 @@ import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { decodeText, encodeParams } from './text.ts';
 
-/** Integer and timestamp OIDs (pg_type) whose text form we parse ourselves. */
+/** Integer, timestamp and text OIDs (pg_type) whose text form we parse ourselves. */
 const OID = {
   int8: 20,
   numeric: 1700,
