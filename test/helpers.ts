@@ -58,7 +58,8 @@ export interface TestApp {
 
 /**
  * The real web app (all hosts on one port) over a fresh store seeded with the demo data: a SQLite file, or a
- * PostgreSQL database of its own under TEST_DATABASE=postgres (an explicit DATABASE_URL in `env` wins).
+ * PostgreSQL database of its own under TEST_DATABASE=postgres (an explicit DATABASE_URL in `env` wins;
+ * `SQLITE_APP` keeps a test that is about SQLite on SQLite).
  */
 export async function startApp(
   t: TestContext,
@@ -83,7 +84,7 @@ export async function startApp(
       DATA_DIR: dataDir,
       SEED_DEMO: 'true',
       PORT: port,
-      ...(env.DATABASE_URL ? {} : await testDatabaseEnv()),
+      ...('DATABASE_URL' in env ? {} : await testDatabaseEnv()),
       ...env,
     },
     { logger: createLogger(env.LOG_LEVEL ?? 'info', sink), ...overrides },

@@ -13,6 +13,7 @@ import { tempDir } from '../helpers.ts';
 import { AS_OF, DAY, generateDay } from '../support/recon-day.ts';
 import { loadDay } from '../support/recon-load.ts';
 import { completePgStore, testPgUrl } from '../support/pg-stores.ts';
+import { SQLITE_APP } from '../support/test-database.ts';
 
 async function workbook(store: Store, sink: string, file: string): Promise<Buffer> {
   const snapshot = await store.reconSnapshot.open(sink, DAY, AS_OF);
@@ -28,7 +29,7 @@ async function workbook(store: Store, sink: string, file: string): Promise<Buffe
 
 test('a day posted through the app on PostgreSQL gives the workbooks it gives on SQLite, byte for byte', async (t) => {
   const generated = generateDay(300);
-  const sqlite = await loadDay(t, generated);
+  const sqlite = await loadDay(t, generated, SQLITE_APP);
   const postgres = await loadDay(t, generated, {}, { store: await completePgStore(t, await testPgUrl()) });
   const dir = tempDir(t);
   const sinks = [...(await sqlite.deps.store.agencies.list()).map((a) => a.code), TEST_SINK];

@@ -15,6 +15,7 @@ import { AS_OF, DAY, PREV, generateDay } from '../support/recon-day.ts';
 import { loadDay } from '../support/recon-load.ts';
 import { migrateStore } from '../../core/store/sqlite/migrate-store.ts';
 import { openTestPg, pgHalf, testPgUrl, type PgHalf } from '../support/pg-stores.ts';
+import { SQLITE_APP } from '../support/test-database.ts';
 
 async function workbook(store: Pick<Store, 'reconSnapshot'>, sink: string, file: string): Promise<Buffer> {
   const snapshot = await store.reconSnapshot.open(sink, DAY, AS_OF);
@@ -34,7 +35,8 @@ async function collect<T>(rows: AsyncIterable<T>): Promise<T[]> {
 
 test('a day copied from SQLite into PostgreSQL reads the same on both engines', async (t) => {
   const generated = generateDay(300);
-  const app = await loadDay(t, generated);
+  // The source is SQLite in either run (npm run test:pg too): the move is from an embedded installation.
+  const app = await loadDay(t, generated, SQLITE_APP);
   const sqlite = app.deps.store as SqliteStore;
   // Copied as `amil migrate-store` moves an installation: every row and id as it is.
   const url = await testPgUrl();

@@ -1,26 +1,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import Database from 'better-sqlite3';
-import { bankRecord, problemOf, startApp } from '../helpers.ts';
+import { bankRecord, problemOf, startApp, type TestApp } from '../helpers.ts';
 import type { BankWebhookResponse } from '../../schemas/index.ts';
 import type { TestContext } from 'node:test';
+import { appDb } from '../support/app-db.ts';
 
 /**
- * Through a second connection to the same file (as another process would have), makes any insert of a
- * posting with orderno BOOM fail inside the ingest transaction. Returns that connection.
+ * Through a connection of its own to the app's store (as another process would have), makes any insert of
+ * a posting with orderno BOOM fail inside the ingest transaction. Returns what removes the fault.
  */
-function failInsertsOfBoom(t: TestContext, file: string): Database.Database {
-  const db = new Database(file);
-  db.exec(`CREATE TRIGGER fail_on_boom BEFORE INSERT ON bank_postings WHEN NEW.orderno = 'BOOM'
-           BEGIN SELECT RAISE(ABORT, 'forced failure'); END`);
-  t.after(() => db.close());
-  return db;
+function failInsertsOfBoom(t: TestContext, app: TestApp): Promise<() => Promise<void>> {
+  return appDb(t, app).failInserts('bank_postings', 'orderno', 'BOOM', 'forced failure');
 }
 
 test('a failure forced inside the transaction stores nothing of the batch, not even its archive', async (t) => {
   const app = await startApp(t);
-  const db = failInsertsOfBoom(t, app.deps.config.databaseFile);
+  const repair = await failInsertsOfBoom(t, app);
 
   const response = await app.postBatch({
     transactions: [bankRecord(), bankRecord(), bankRecord({ orderno: 'BOOM' }), bankRecord()],
@@ -37,7 +33,7 @@ test('a failure forced inside the transaction stores nothing of the batch, not e
   });
   assert.match(app.logs(), /forced failure/, 'the cause is logged for ops');
 
-  db.exec('DROP TRIGGER fail_on_boom');
+  await repair();
   const retry = await app.postBatch({ transactions: [bankRecord()] });
   assert.equal(retry.status, 200, 'the store is usable after the rollback');
 });
@@ -52,9 +48,7 @@ test('every body answered 2xx is archived verbatim with its SHA-256, time receiv
   const refused = await app.postBatch('{"transactions": []}');
   assert.equal(refused.status, 422);
 
-  const db = new Database(app.deps.config.databaseFile, { readonly: true });
-  t.after(() => db.close());
-  const rows = db.prepare('SELECT * FROM webhook_batches').all() as {
+  const rows = await appDb(t, app).rows<{
     id: string;
     body: Buffer;
     sha256: string;
@@ -62,7 +56,7 @@ test('every body answered 2xx is archived verbatim with its SHA-256, time receiv
     business_date: string;
     response: string;
     accepted: number;
-  }[];
+  }>('SELECT * FROM webhook_batches');
   assert.equal(rows.length, 1, 'the refused body is not archived');
   const [row] = rows;
   assert.equal(row?.id, body.batch_id);
@@ -75,7 +69,7 @@ test('every body answered 2xx is archived verbatim with its SHA-256, time receiv
 
 test('concurrent batches committed together: one failing batch fails alone, the others commit', async (t) => {
   const app = await startApp(t);
-  failInsertsOfBoom(t, app.deps.config.databaseFile);
+  await failInsertsOfBoom(t, app);
 
   const batches = Array.from({ length: 12 }, (_, i) =>
     i === 5 ? [bankRecord(), bankRecord({ orderno: 'BOOM' })] : [bankRecord(), bankRecord()],

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
 import { fixedClock } from '../../core/clock.ts';
 import { bankRecord, problemOf, startApp, type TestApp } from '../helpers.ts';
+import { appDb } from '../support/app-db.ts';
 
 /** Generous: the refusal is meant to take tens of milliseconds; the machine is shared and slow. */
 const REFUSAL_BOUND_MS = 1000;
@@ -180,11 +180,11 @@ test('posting times far from their receipt', async (t) => {
       const edges = ['2026-10-22T00:00:00Z', '2026-11-21T00:10:00Z', '2026-11-21T08:09:59+08:00'];
       const response = await app.postBatch({ transactions: edges.map((time) => bankRecord({ time })) });
       assert.equal(response.status, 200, await response.clone().text());
-      const db = new Database(app.deps.config.databaseFile, { readonly: true });
-      const days = db.prepare('SELECT business_date AS day FROM bank_postings ORDER BY business_date').all();
-      db.close();
+      const days = await appDb(t, app).rows<{ day: string }>(
+        'SELECT business_date AS day FROM bank_postings ORDER BY business_date',
+      );
       assert.deepEqual(
-        days.map((d) => (d as { day: string }).day),
+        days.map((d) => d.day),
         ['2026-10-22', '2026-11-21', '2026-11-21'],
       );
     },

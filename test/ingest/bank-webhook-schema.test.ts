@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
 import { bankRecord, fitrahRecord, problemOf, startApp } from '../helpers.ts';
+import { appDb } from '../support/app-db.ts';
 import type { BankTransaction } from '../../schemas/index.ts';
 
 type Mutate = (record: Record<string, unknown> & { data: Record<string, unknown> }) => void;
@@ -363,11 +363,9 @@ test('an empty optional free-text field is stored as absent, and the archive kee
   };
   assert.equal(resent.results[0]?.outcome, 'duplicate', 'the same record without the fields is identical');
 
-  const db = new Database(app.deps.config.databaseFile, { readonly: true });
-  t.after(() => db.close());
-  const [first] = db.prepare('SELECT body FROM webhook_batches ORDER BY received_at').all() as {
-    body: Buffer;
-  }[];
+  const [first] = await appDb(t, app).rows<{ body: Buffer }>(
+    'SELECT body FROM webhook_batches ORDER BY received_at',
+  );
   assert.equal(first?.body.toString('utf8'), text, 'the archive has the empty strings as sent');
 });
 

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bankRecord, DEMO_PASSWORD, problemOf, startApp, type TestApp } from '../helpers.ts';
+import { appDb } from '../support/app-db.ts';
 import { hashPassword, verifyPassword } from '../../core/passwords.ts';
 import { loadConfig } from '../../core/config.ts';
 import type { DomainError } from '../../core/errors.ts';
@@ -41,9 +41,8 @@ test('passwords are stored only as salted scrypt hashes', async (t) => {
     hash: await hashPassword(DEMO_PASSWORD),
     now: new Date(),
   });
-  const db = new Database(app.deps.config.databaseFile, { readonly: true });
-  t.after(() => db.close());
-  const hashes = db.prepare('SELECT hash FROM partner_passwords').pluck().all() as string[];
+  const rows = await appDb(t, app).rows<{ hash: string }>('SELECT hash FROM partner_passwords');
+  const hashes = rows.map((r) => r.hash);
   assert.equal(hashes.length, 2);
   for (const hash of hashes) {
     assert.match(hash, /^scrypt\$16384\$8\$1\$[\w-]{22}\$[\w-]{43}$/);

@@ -1,17 +1,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
-import { onCleanup, startApp } from '../helpers.ts';
+import { startApp } from '../helpers.ts';
+import { appDb } from '../support/app-db.ts';
 
 test("the outbox hands out each queue's oldest rows, so one queue's backlog never hides another's work", async (t) => {
   const app = await startApp(t);
-  const db = new Database(app.deps.config.databaseFile);
-  onCleanup(t, () => db.close());
-  const insert = db.prepare(
-    `INSERT INTO outbox (queue, job_id, payload, created_at) VALUES (?, ?, '{}', '')`,
-  );
-  for (let i = 0; i < 5; i += 1) insert.run('ledger-LZS', `ledger-LZS.${i}`);
-  insert.run('ledger-PPZ', 'ledger-PPZ.0');
+  const db = appDb(t, app);
+  const insert = (queue: string, jobId: string) =>
+    db.run(`INSERT INTO outbox (queue, job_id, payload, created_at) VALUES (?, ?, '{}', ?)`, [
+      queue,
+      jobId,
+      new Date().toISOString(),
+    ]);
+  for (let i = 0; i < 5; i += 1) await insert('ledger-LZS', `ledger-LZS.${i}`);
+  await insert('ledger-PPZ', 'ledger-PPZ.0');
   const rows = await app.deps.store.outbox.pending(2, new Date());
   assert.deepEqual(
     rows.map((r) => r.jobId),

@@ -2,9 +2,9 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { REPO_ROOT, bankRecord, fitrahRecord, onCleanup, startApp, type TestApp } from '../helpers.ts';
 import { startRedis, type TestRedis } from '../support/redis.ts';
+import { appDb } from '../support/app-db.ts';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { createBullRuntime } from '../../pipeline/bullmq/runtime.ts';
 import { normaliseJob } from '../../pipeline/jobs/normalise.ts';
@@ -140,12 +140,11 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
     );
 
     // A crash after the hand-over but before the "sent" mark: every row goes again, and nothing doubles.
-    const db = new Database(app.deps.config.databaseFile);
-    onCleanup(t, () => db.close());
-    db.exec('UPDATE outbox SET sent_at = NULL');
+    const db = appDb(t, app);
+    await db.run('UPDATE outbox SET sent_at = NULL');
     await restarted.drain();
     assert.deepEqual(await app.deps.store.ledger.entries('LZS'), ledger);
-    assert.equal(db.prepare('SELECT count(*) FROM outbox WHERE sent_at IS NULL').pluck().get(), 0);
+    assert.deepEqual(await db.rows('SELECT count(*) AS n FROM outbox WHERE sent_at IS NULL'), [{ n: 0 }]);
   });
 
   test(`[${kind}] a pending that succeeds on a later day is an adjustment of its own day`, async (t) => {
@@ -176,10 +175,7 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
 
   test(`[${kind}] a ledger failing for LZS does not hold back PPZ; once fixed and retried, LZS catches up`, async (t) => {
     const { app, runtime } = await backend(t);
-    const db = new Database(app.deps.config.databaseFile);
-    onCleanup(t, () => db.close());
-    db.exec(`CREATE TRIGGER lzs_down BEFORE INSERT ON ledger_entries WHEN NEW.sink = 'LZS'
-             BEGIN SELECT RAISE(ABORT, 'LZS ledger down'); END`);
+    const repair = await appDb(t, app).failInserts('ledger_entries', 'sink', 'LZS', 'LZS ledger down');
     await app.postBatch({
       transactions: [bankRecord({ agency: 'BANKLZS' }), bankRecord({ agency: 'BANKPPZ' })],
     });
@@ -193,7 +189,7 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
     );
     assert.match(failed[0]?.error ?? '', /LZS ledger down/);
 
-    db.exec('DROP TRIGGER lzs_down');
+    await repair();
     assert.equal(await runtime.retryFailed('ledger-LZS'), 1);
     await runtime.drain();
     assert.equal((await app.deps.store.ledger.entries('LZS')).length, 1);

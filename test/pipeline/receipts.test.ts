@@ -10,6 +10,7 @@ import { receiptJob } from '../../pipeline/jobs/receipt.ts';
 import { createBullRuntime } from '../../pipeline/bullmq/runtime.ts';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { onCleanup, startApp, type TestApp } from '../helpers.ts';
+import { appDb } from '../support/app-db.ts';
 import { postOrder, startMerchant } from '../support/merchant.ts';
 import { startRedis } from '../support/redis.ts';
 import { startSmtp } from '../support/smtp.ts';
@@ -137,9 +138,9 @@ test('a mail server answering 451 is tried again: one receipt, both attempts rec
   const smtp = await startSmtp(t, (nth) => (nth === 0 ? 451 : 250));
   const app = await startApp(t, { SMTP_URL: smtp.url });
   const order = await payAt(t, app, 'SBX00');
+  // The retry is due after a backoff: drain until it has run (a loaded machine may need more than one pass;
+  // a slower store may run it within the first). The attempts below show the first one refused.
   await drain(app);
-  assert.equal(smtp.received.length, 0, 'the first attempt was refused for now');
-  // The retry is due after a backoff: drain until it has run (a loaded machine may need more than one pass).
   for (const deadline = Date.now() + 10_000; smtp.received.length === 0 && Date.now() < deadline;) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     await drain(app);
@@ -270,7 +271,19 @@ test('an attempt holds its receipt for three SMTP timeouts plus 5 s, so one a de
     () => 'sent',
     (err: Error) => err.message,
   );
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Until it holds the lease (a fixed pause was too short on a loaded machine).
+  const db = appDb(t, app);
+  const leased = async () =>
+    (
+      await db.rows<{ lease: string | null }>(
+        'SELECT lease_until AS lease FROM receipts WHERE order_no = ?',
+        [order.orderNo],
+      )
+    )[0]?.lease;
+  for (const deadline = Date.now() + 10_000; !(await leased());) {
+    if (Date.now() > deadline) assert.fail('the first attempt never took the receipt');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   clock.set(new Date(taken + 13_000));
   await assert.rejects(
     receiptJob.process({ orderNo: order.orderNo }, app.deps),
@@ -283,9 +296,8 @@ test('an attempt holds its receipt for three SMTP timeouts plus 5 s, so one a de
     (err: Error) => !/another attempt/.test(err.message),
     'taken again 15 s later: this attempt reached the (silent) server itself',
   );
-  // Meanwhile the first attempt gave up on the silent server (nodemailer words it by the step that timed out).
-  const outcome = await first;
-  assert.ok(outcome !== 'sent' && !/another attempt/.test(outcome), `the first attempt: ${outcome}`);
+  // nodemailer's greeting and socket timers are both SMTP_TIMEOUT_MS: either may say so first.
+  assert.match(await first, /^(Greeting never received|Timeout)$/, 'the first attempt timed out meanwhile');
 });
 
 test('with REDIS_URL the receipt goes through BullMQ the same way: retried after a 451, sent once', async (t) => {

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../core/config.ts';
-import Database from 'better-sqlite3';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { delayBefore, jobOptionsFor, retryPolicyFor } from '../../pipeline/retry.ts';
 import { bankRecord, onCleanup, startApp } from '../helpers.ts';
+import { appDb } from '../support/app-db.ts';
 
 /** The shortest total wait a policy's attempts can add up to (every delay at its most jittered). */
 function shortestSpan(policy: ReturnType<typeof retryPolicyFor>): number {
@@ -51,10 +51,7 @@ test('a retry horizon for a job that does not exist is a configuration problem, 
 
 test('embedded mode: a job past its retry horizon shows as failed, then finishes on its own once the dependency is back', async (t) => {
   const app = await startApp(t, { PIPELINE_RETRY_MAX_MS: '200' });
-  const db = new Database(app.deps.config.databaseFile);
-  onCleanup(t, () => db.close());
-  db.exec(`CREATE TRIGGER lzs_down BEFORE INSERT ON ledger_entries WHEN NEW.sink = 'LZS'
-           BEGIN SELECT RAISE(ABORT, 'LZS ledger down'); END`);
+  const repair = await appDb(t, app).failInserts('ledger_entries', 'sink', 'LZS', 'LZS ledger down');
   const relay = createInProcessRuntime(app.deps, { pollMs: 20, maxAttempts: 2, backoffMs: 10 });
   relay.start();
   onCleanup(t, () => relay.stop());
@@ -65,7 +62,7 @@ test('embedded mode: a job past its retry horizon shows as failed, then finishes
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 
-  db.exec('DROP TRIGGER lzs_down'); // the dependency is back; nobody runs `amil queues retry`
+  await repair(); // the dependency is back; nobody runs `amil queues retry`
   for (let waited = 0; (await app.deps.store.ledger.entries('LZS')).length === 0; waited += 20) {
     if (waited > 10_000) assert.fail('the failed job was never re-driven');
     await new Promise((resolve) => setTimeout(resolve, 20));

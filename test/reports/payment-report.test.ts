@@ -1,11 +1,11 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { UnsecuredJWT } from 'jose';
 import { signGet } from '../../core/signatures.ts';
 import { fixedClock } from '../../core/clock.ts';
 import type { PaymentRow } from '../../core/store/index.ts';
-import Database from 'better-sqlite3';
-import { onCleanup, problemOf, reportToken, startApp, type TestApp } from '../helpers.ts';
+import { problemOf, reportToken, startApp, type TestApp } from '../helpers.ts';
+import { appDb } from '../support/app-db.ts';
 
 const LZS_KEY = 'c3b5a0e2-7f1d-4c8e-9a6b-2d4f8e1a3b5c';
 const PPZ_KEY = '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
@@ -18,6 +18,31 @@ interface Envelope {
 }
 
 /** Until checkout exists, payment rows are made through the store (issue 4). 17 LZS, 4 PPZ. */
+/**
+ * `count` paid orders AM000000, AM000001, ... of the agency `agencyOf` gives each, on five timestamps
+ * they share in turn, written straight into the app's store (hundreds of rows a statement).
+ */
+async function insertPayments(
+  t: TestContext,
+  app: TestApp,
+  count: number,
+  agencyOf: (i: number) => string,
+): Promise<void> {
+  const db = appDb(t, app);
+  for (let start = 0; start < count; start += 500) {
+    const rows = Array.from({ length: Math.min(500, count - start) }, (_, k) => start + k);
+    await db.run(
+      `INSERT INTO payments (order_no, agency_code, ref_no, amount_sen, email, return_url, status, created_at,
+         updated_at)
+       VALUES ${rows.map(() => "(?, ?, ?, 1000, 'x@example.my', 'http://127.0.0.1/r', 'success', ?, ?)").join(', ')}`,
+      rows.flatMap((i) => {
+        const at = `2026-11-21T0${i % 5}:00:00.000Z`;
+        return [`AM${String(i).padStart(6, '0')}`, agencyOf(i), `R${i}`, at, at];
+      }),
+    );
+  }
+}
+
 async function paymentsApp(t: Parameters<typeof startApp>[0]): Promise<TestApp> {
   const app = await startApp(t, {}, { clock: fixedClock(NOW) });
   const make = (agency: string, i: number, overrides: Partial<PaymentRow> = {}): PaymentRow => ({
@@ -198,19 +223,8 @@ test('tenant matrix: every payment endpoint refuses foreign or broken credential
 
 test('items=-1 streams every row once, across chunk boundaries and equal timestamps', async (t) => {
   const app = await startApp(t, {}, { clock: fixedClock(NOW) });
-  const db = new Database(app.deps.config.databaseFile);
-  onCleanup(t, () => db.close());
-  const insert = db.prepare(
-    `INSERT INTO payments (order_no, agency_code, ref_no, amount_sen, email, return_url, status, created_at, updated_at)
-     VALUES (?, 'LZS', ?, 1000, 'x@example.my', 'http://127.0.0.1/r', 'success', ?, ?)`,
-  );
-  db.transaction(() => {
-    // Five timestamps shared by 500 orders each: the keyset must break ties by order number.
-    for (let i = 0; i < 2500; i += 1) {
-      const at = `2026-11-21T0${i % 5}:00:00.000Z`;
-      insert.run(`AM${String(i).padStart(6, '0')}`, `R${i}`, at, at);
-    }
-  })();
+  // Five timestamps shared by 500 orders each: the keyset must break ties by order number.
+  await insertPayments(t, app, 2500, () => 'LZS');
   const auth = { authorization: `Bearer ${await token(app, ['LZS'])}` };
   const response = await get(app, '/api/report/v1/payment?items=-1', auth);
   assert.equal(response.status, 200);
@@ -275,19 +289,8 @@ test('a token covering several agencies and no agency gets their combined paymen
 
 test('a combined items=-1 merges the agencies in report order, across chunk boundaries and equal timestamps', async (t) => {
   const app = await startApp(t, {}, { clock: fixedClock(NOW) });
-  const db = new Database(app.deps.config.databaseFile);
-  onCleanup(t, () => db.close());
-  const insert = db.prepare(
-    `INSERT INTO payments (order_no, agency_code, ref_no, amount_sen, email, return_url, status, created_at, updated_at)
-     VALUES (?, ?, ?, 1000, 'x@example.my', 'http://127.0.0.1/r', 'success', ?, ?)`,
-  );
-  db.transaction(() => {
-    // Two agencies' orders interleaved on five shared timestamps; PPZ has more than one chunk of its own.
-    for (let i = 0; i < 3000; i += 1) {
-      const at = `2026-11-21T0${i % 5}:00:00.000Z`;
-      insert.run(`AM${String(i).padStart(6, '0')}`, i % 3 === 0 ? 'LZS' : 'PPZ', `R${i}`, at, at);
-    }
-  })();
+  // Two agencies' orders interleaved on five shared timestamps; PPZ has more than one chunk of its own.
+  await insertPayments(t, app, 3000, (i) => (i % 3 === 0 ? 'LZS' : 'PPZ'));
   const auth = { authorization: `Bearer ${await token(app, ['PPZ', 'LZS'])}` };
   const body = (await (await get(app, '/api/report/v1/payment?items=-1', auth)).json()) as Envelope;
   const keys = body.data.map((r) => `${String(r.created_date)} ${String(r.fpx_seller_order_no)}`);

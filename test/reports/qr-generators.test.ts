@@ -2,12 +2,12 @@
  * The QR generators (spec 1, 2.2, 4.2, 5.2): signed and DuitNow, end to end over HTTP as a merchant uses
  * them (signed with the merchant toolkit), every PNG decoded back with a real QR decoder.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
 import { fixedClock } from '../../core/clock.ts';
 import { signPost } from '../../core/signatures.ts';
 import { orderAt, problemOf, startApp, type TestApp } from '../helpers.ts';
+import { appDb } from '../support/app-db.ts';
 import { LZS_KEY } from '../support/merchant.ts';
 import { decodeQrPng, parseTlv } from '../support/qr.ts';
 import { crc16CcittFalse } from '../../reports/qr/emv.ts';
@@ -52,13 +52,9 @@ function generate(
 }
 
 /** Rows in qr_codes, read over a connection of its own. */
-function storedCodes(app: TestApp): number {
-  const db = new Database(app.deps.config.databaseFile, { readonly: true });
-  try {
-    return (db.prepare('SELECT count(*) AS n FROM qr_codes').get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
+async function storedCodes(t: TestContext, app: TestApp): Promise<number> {
+  const [row] = await appDb(t, app).rows<{ n: number }>('SELECT count(*) AS n FROM qr_codes');
+  return row?.n ?? -1;
 }
 
 test('the signed generator answers with a PNG URL whose QR code is the signed pay link, which opens the pay page at the right amount', async (t) => {
@@ -177,7 +173,7 @@ test('a generator request that was tampered with, expired, or signed with anothe
     assert.equal(res.status, 401, what);
     assert.equal((await problemOf(res)).type, `${PROBLEM}${type}`, what);
   }
-  assert.equal(storedCodes(app), 0);
+  assert.equal(await storedCodes(t, app), 0);
 });
 
 test('the request is checked field by field (422 with pointers) after its signature', async (t) => {
@@ -221,7 +217,7 @@ test('the request is checked field by field (422 with pointers) after its signat
     body: JSON.stringify(fields()),
   });
   assert.equal(json.status, 415);
-  assert.equal(storedCodes(app), 0);
+  assert.equal(await storedCodes(t, app), 0);
 });
 
 test('reserved names are refused, never dropped: a form field __proto__ (400) and extras[__proto__], extras[constructor], extras[prototype] (422)', async (t) => {
@@ -246,7 +242,7 @@ test('reserved names are refused, never dropped: a form field __proto__ (400) an
       JSON.stringify(problem.errors),
     );
   }
-  assert.equal(storedCodes(app), 0);
+  assert.equal(await storedCodes(t, app), 0);
 });
 
 test('the DuitNow generator answers with the payload and a PNG of it: the data objects of the issue, with a valid CRC', async (t) => {
@@ -314,7 +310,7 @@ test('DuitNow refuses what does not fit (422), extras (422), and an agency witho
   assert.equal(unset.status, 409);
   assert.equal(unset.type, `${PROBLEM}duitnow-not-configured`);
   assert.match(unset.detail ?? '', /no DuitNow acquirerId, merchantId, name, city/);
-  assert.equal(storedCodes(app), 0);
+  assert.equal(await storedCodes(t, app), 0);
 });
 
 test('PNG URLs: unknown token 404, past its lifetime 410, size within 128 to 1024, revalidation 304', async (t) => {

@@ -16,6 +16,12 @@ after(async () => {
   if (server) await (await server).stop();
 });
 
+/**
+ * What an app's env adds to stay on SQLite in either run (an empty DATABASE_URL is unset): for a test whose
+ * subject is the SQLite store itself, as the source of a move to PostgreSQL.
+ */
+export const SQLITE_APP = { DATABASE_URL: '' } as const;
+
 /** A new empty database on this test process's PostgreSQL; its DATABASE_URL. */
 export async function freshTestDatabase(): Promise<string> {
   server ??= startPostgres();

@@ -19,6 +19,7 @@ import type {
 import { transitionRefusal } from '../posting-transitions.ts';
 import { writeOutbox } from './outbox.ts';
 import { statement, type PgDb, type PgTx } from './pool.ts';
+import { jsonParam } from './text.ts';
 
 interface CurrentPosting {
   id: number;
@@ -161,7 +162,7 @@ async function applyBatch(tx: PgTx, input: IngestBatchInput): Promise<BankWebhoo
   const firstIndex = new Map<string, number>();
   for (const [index, record] of input.records.entries())
     if (!firstIndex.has(record.orderno)) firstIndex.set(record.orderno, index);
-  const fresh = JSON.stringify([...firstIndex.values()].map((index) => ({ ...input.records[index], index })));
+  const fresh = jsonParam([...firstIndex.values()].map((index) => ({ ...input.records[index], index })));
   const inserted = new Set(
     (await tx.rows<{ orderno: string }>(INSERT_NEW, [fresh, input.partnerId, batchId, at])).map(
       (r) => r.orderno,

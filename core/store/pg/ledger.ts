@@ -7,6 +7,7 @@ import { businessDate } from '../../time.ts';
 import { TEST_SINK, type BatchVersion, type LedgerEntry, type LedgerRepository } from '../ledger.ts';
 import { writeOutbox } from './outbox.ts';
 import { statement, type PgDb } from './pool.ts';
+import { jsonParam } from './text.ts';
 
 const BATCH_VERSIONS = statement(
   // Version 1 lives in the posting row until the posting first changes, then in the history.
@@ -74,9 +75,7 @@ export function pgLedger(db: PgDb): LedgerRepository {
 
     async saveNormalised(rows, jobs, now) {
       const at = now.toISOString();
-      const json = JSON.stringify(
-        rows.map((row) => ({ ...row, exceptions: JSON.stringify(row.exceptions) })),
-      );
+      const json = jsonParam(rows.map((row) => ({ ...row, exceptions: JSON.stringify(row.exceptions) })));
       await db.transaction(async (tx) => {
         if (rows.length > 0) await tx.run(INSERT_NORMALISED, [json, at]);
         for (const job of jobs) await writeOutbox(tx, job.queue, job.jobId, job.payload, at);

@@ -6,9 +6,18 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
+import { decodeText, encodeParams } from './text.ts';
 
-/** Integer and timestamp OIDs (pg_type) whose text form we parse ourselves. */
-const OID = { int8: 20, numeric: 1700, date: 1082, timestamptz: 1184, timestamp: 1114 } as const;
+/** Integer, timestamp and text OIDs (pg_type) whose text form we parse ourselves. */
+const OID = {
+  int8: 20,
+  numeric: 1700,
+  date: 1082,
+  timestamptz: 1184,
+  timestamp: 1114,
+  text: 25,
+  varchar: 1043,
+} as const;
 
 /** int8 (bigint: sen, ids, counts) as a number; a value a double cannot hold exactly is an error, never rounded. */
 export function parseInt8(text: string): number {
@@ -45,6 +54,10 @@ export const pgTypes: pg.CustomTypesConfig = {
       case OID.date:
       case OID.timestamp:
         return (text: string) => text;
+      // Text comes back as it was written, NUL included (text.ts).
+      case OID.text:
+      case OID.varchar:
+        return decodeText;
       default:
         return pg.types.getTypeParser(oid, 'text') as (value: string) => unknown;
     }
@@ -121,7 +134,7 @@ function toConfig(sql: Statement | string, values: readonly unknown[] | undefine
   return {
     text,
     ...(typeof sql !== 'string' && { name: sql.name }),
-    ...(values !== undefined && { values: values as unknown[] }),
+    ...(values !== undefined && { values: encodeParams(values) }),
   };
 }
 
@@ -141,7 +154,7 @@ async function* readCursor<R>(
   values: readonly unknown[],
   batch: number,
 ): AsyncIterable<R[]> {
-  const cursor = client.query(new Cursor<R>(text, values as unknown[], { types: pgTypes }));
+  const cursor = client.query(new Cursor<R>(text, encodeParams(values), { types: pgTypes }));
   try {
     for (;;) {
       const rows = await cursor.read(batch);

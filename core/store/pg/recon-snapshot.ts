@@ -48,10 +48,12 @@ function named(sql: string, params: Params): { text: string; values: unknown[] }
 }
 
 // data.email is read from the posting's record as received (trimmed and lower-cased as the normaliser
-// compares it; an empty string is absent), as SQLite's json_extract reads it.
+// compares it; an empty string is absent), as SQLite's json_extract reads it. PostgreSQL's JSON functions
+// refuse a record holding \u0000 anywhere (a NUL in a payer's name), so that escape is read as \u0001
+// first: the e-mail rule admits neither, and the other fields are not read here.
 const BANK_ITEM_COLUMNS = `n.orderno AS "orderNo", 'bank' AS channel, bp.time_utc AS "timeUtc",
   l.business_date AS "businessDate", n.name, n.email,
-  nullif(lower(trim(bp.record::json #>> '{data,email}')), '') AS "dataEmail",
+  nullif(lower(trim(replace(bp.record, '\\u0000', '\\u0001')::json #>> '{data,email}')), '') AS "dataEmail",
   n.zakat_name AS "zakatName", n.ic_no AS "icNo", n.phone, n.address, n.postcode, n.city,
   n.type_raw AS "typeRaw", n.state, n.year, n.amount_sen AS "amountSen", n.zakat_amount_sen AS "zakatAmountSen",
   0 AS "addChargeSen", n.rate_sen AS "rateSen", n.dependants, n.status, n.exceptions, l.version`;

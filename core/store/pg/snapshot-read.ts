@@ -4,6 +4,7 @@
  */
 import Cursor from 'pg-cursor';
 import { pgTypes, type PgDb, type PgTx } from './pool.ts';
+import { encodeParams } from './text.ts';
 
 /** Runs `fn` in one read-only snapshot of the database. */
 export function inSnapshot<T>(db: PgDb, fn: (tx: PgTx) => Promise<T>): Promise<T> {
@@ -26,7 +27,7 @@ export async function* streamRows<R>(
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     open = true;
-    const cursor = client.query(new Cursor<R>(text, values as unknown[], { types: pgTypes }));
+    const cursor = client.query(new Cursor<R>(text, encodeParams(values), { types: pgTypes }));
     try {
       for (;;) {
         const rows = await cursor.read(batch);

@@ -1,0 +1,104 @@
+/**
+ * A payer's text as the bank sent it, control characters included (decision 57: kept and flagged, never
+ * dropped): stored and read back unchanged on both engines, NUL too, which PostgreSQL text cannot hold.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { prepareRecord } from '../../ingest/bank-webhook/prepare.ts';
+import type { IngestBatchInput, PreparedRecord } from '../../core/store/bank-postings.ts';
+import { bankRecord } from '../helpers.ts';
+import { forEachEngine } from '../support/engines.ts';
+
+const ROUTES = { BANKLZS: { kind: 'agency', agency: 'LZS' } } as const;
+const RECEIVED = new Date('2026-11-20T02:00:00.000Z');
+const AS_OF = new Date('2026-11-21T00:30:00+08:00');
+// NUL, BEL, and U+E000 (the private-use character PostgreSQL's store escapes NUL with), each kept as sent.
+const NAME = 'Ali\u0007bin\u0000Abu \uE000 \uE0000';
+const ADDRESS = '\u0000No 1,\uE000\u0000 Jalan Damai\u0000';
+
+function batch(records: PreparedRecord[]): IngestBatchInput {
+  const body = Buffer.from(
+    JSON.stringify({ transactions: records.map((r) => JSON.parse(r.canonical) as unknown) }),
+  );
+  return {
+    partnerId: 'demo-bank',
+    receivedAt: RECEIVED,
+    businessDate: '2026-11-20',
+    contentType: 'application/json',
+    body,
+    bodySha256: createHash('sha256').update(body).digest('hex'),
+    records,
+  };
+}
+
+forEachEngine(
+  "a payer's name and address holding NUL and other control characters are stored and read back as sent",
+  async (t, open) => {
+    void t;
+    const store = await open();
+    await store.partners.addPassword({ partnerId: 'demo-bank', label: 'main', hash: 'h1', now: RECEIVED });
+    const sent = bankRecord({ name: NAME, time: '2026-11-20T09:15:23+08:00' });
+    const record = prepareRecord({ ...sent, data: { ...sent.data, zakat_address: ADDRESS } }, ROUTES);
+    const response = await store.bankPostings.ingestBatch(batch([record]));
+    assert.deepEqual(
+      response.results.map((r) => r.outcome),
+      ['accepted'],
+    );
+    const stored = await store.bankPostings.get('demo-bank', record.orderno);
+    assert.equal(stored?.name, NAME);
+    assert.equal(stored?.record, record.canonical, 'the record is kept byte for byte');
+    const resent = await store.bankPostings.ingestBatch(batch([record]));
+    assert.deepEqual(
+      resent.results.map((r) => r.outcome),
+      ['duplicate'],
+    );
+
+    // Normalised and ledgered as the pipeline does, then read as the workbook reads the day.
+    const [version] = await store.ledger.batchVersions(response.batch_id);
+    assert.ok(version);
+    await store.ledger.saveNormalised(
+      [
+        {
+          ...version,
+          batchId: response.batch_id,
+          orderno: record.orderno,
+          bankAgency: 'BANKLZS',
+          status: 'success',
+          amountSen: 15050,
+          name: NAME,
+          email: 'aisyah@example.my',
+          dataEmail: null,
+          timeUtc: '2026-11-20T01:15:23.000Z',
+          zakatName: NAME,
+          icNo: '850312105432',
+          phone: null,
+          state: 'selangor',
+          typeRaw: null,
+          type: 'zakat_pendapatan',
+          year: '2026',
+          address: ADDRESS,
+          postcode: null,
+          city: '\uE000',
+          zakatAmountSen: 15050,
+          rateSen: null,
+          dependants: null,
+          exceptions: ['CONTROL_CHARACTER'],
+        },
+      ],
+      [],
+      RECEIVED,
+    );
+    await store.ledger.appendFromBatch(response.batch_id, 'LZS', RECEIVED);
+    const snapshot = await store.reconSnapshot.open('LZS', '2026-11-20', AS_OF);
+    try {
+      const items = [];
+      for await (const item of snapshot.transactions()) items.push(item);
+      assert.deepEqual(
+        items.map((i) => [i.name, i.zakatName, i.address, i.city]),
+        [[NAME, NAME, ADDRESS, '\uE000']],
+      );
+    } finally {
+      await snapshot.close();
+    }
+  },
+);
