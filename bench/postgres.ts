@@ -5,24 +5,12 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort } from './redis.ts';
 
 const BIN = '/usr/lib/postgresql/15/bin';
 const SUPERUSER = 'amil';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts a PostgreSQL cluster with one database (C collation, as amil requires); its URL and a stop. */
 export async function startBenchPostgres(): Promise<{ url: string; stop: () => Promise<void> }> {

@@ -1,7 +1,6 @@
 /** Shared test scaffolding: real SQLite files in temp dirs, the real app on 127.0.0.1. */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -14,6 +13,7 @@ import { listen } from '../core/http/serve.ts';
 import { mintReportToken } from '../core/report-tokens.ts';
 import type { BankTransaction } from '../schemas/index.ts';
 import { testDatabaseEnv } from './support/test-database.ts';
+import { freePort } from './support/free-port.ts';
 
 export const DEMO_PASSWORD = 'demo-bank-password';
 export const REPO_ROOT = path.resolve(import.meta.dirname, '..');
@@ -114,15 +114,6 @@ export async function startApp(
         body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
       }),
   };
-}
-
-/** A loopback port nobody listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 let sequence = 0;

@@ -6,12 +6,12 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import pg from 'pg';
 import { onCleanup } from '../helpers.ts';
+import { freePort } from './free-port.ts';
 
 const BIN = '/usr/lib/postgresql/15/bin';
 /** The superuser of the test cluster (trust authentication on loopback and the socket only). */
@@ -23,18 +23,6 @@ export interface TestPostgres {
   /** A new empty database on this server (C collation, as amil requires); its URL. */
   createTestDatabase(): Promise<string>;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** The uid and gid to run PostgreSQL as: ours, or the `postgres` user's when we are root. */

@@ -1,8 +1,8 @@
 /** A real redis-server on a free loopback port, started and stopped by the test (no mocks). */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import type { TestContext } from 'node:test';
 import { onCleanup, tempDir } from '../helpers.ts';
+import { freePort } from './free-port.ts';
 
 export interface TestRedis {
   url: string;
@@ -10,18 +10,6 @@ export interface TestRedis {
   prefix: string;
   stop(): Promise<void>;
   start(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 let prefixes = 0;
