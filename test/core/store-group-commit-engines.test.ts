@@ -3,26 +3,10 @@
  * share transactions, one failing write fails alone, and each caller is answered only after its commit.
  */
 import assert from 'node:assert/strict';
-import type { NewOrder } from '../../core/store/index.ts';
 import { forEachEngine, onBothEngines, type EngineStore } from '../support/engines.ts';
+import { ORDER_AT, newOrder } from '../support/orders.ts';
 
-const AT = '2026-11-20T02:00:00.000Z';
-
-function newOrder(orderNo: string, overrides: Partial<NewOrder> = {}): NewOrder {
-  return {
-    orderNo,
-    agencyCode: 'LZS',
-    refNo: `REF-${orderNo}`,
-    extraData: null,
-    paymentCategory: 'fitrah',
-    amountSen: 1000,
-    email: 'payer@example.my',
-    returnUrl: 'https://merchant.example/return',
-    formToken: 'form-token',
-    at: AT,
-    ...overrides,
-  };
-}
+const AT = ORDER_AT;
 
 /** PostgreSQL: the next transaction id. Each transaction that writes takes one (a group has no savepoints). */
 async function nextXid(store: EngineStore): Promise<number> {

@@ -6,26 +6,11 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
-import { openStore, type NewOrder, type Store } from '../../core/store/index.ts';
+import { openStore, type Store } from '../../core/store/index.ts';
 import { onCleanup, tempDir } from '../helpers.ts';
+import { ORDER_AT, newOrder } from '../support/orders.ts';
 
-const AT = '2026-11-20T02:00:00.000Z';
-
-function newOrder(orderNo: string, overrides: Partial<NewOrder> = {}): NewOrder {
-  return {
-    orderNo,
-    agencyCode: 'LZS',
-    refNo: `REF-${orderNo}`,
-    extraData: null,
-    paymentCategory: 'fitrah',
-    amountSen: 1000,
-    email: 'payer@example.my',
-    returnUrl: 'https://merchant.example/return',
-    formToken: 'form-token',
-    at: AT,
-    ...overrides,
-  };
-}
+const AT = ORDER_AT;
 
 async function storeWithAgency(t: TestContext): Promise<{ store: Store; raw: Database.Database }> {
   const store = openStore(path.join(tempDir(t), 'amil.db'));

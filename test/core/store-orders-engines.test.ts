@@ -4,27 +4,12 @@
  * machines would).
  */
 import assert from 'node:assert/strict';
-import type { NewOrder, OrderRow, PaymentResult } from '../../core/store/index.ts';
+import type { OrderRow, PaymentResult } from '../../core/store/index.ts';
 import { onBothEngines, type EngineStore as EngineHalf } from '../support/engines.ts';
+import { ORDER_AT, newOrder } from '../support/orders.ts';
 
-const AT = '2026-11-20T02:00:00.000Z';
+const AT = ORDER_AT;
 const LATER = '2026-11-20T02:05:00.000Z';
-
-function newOrder(orderNo: string, overrides: Partial<NewOrder> = {}): NewOrder {
-  return {
-    orderNo,
-    agencyCode: 'LZS',
-    refNo: `REF-${orderNo}`,
-    extraData: null,
-    paymentCategory: 'fitrah',
-    amountSen: 1000,
-    email: 'payer@example.my',
-    returnUrl: 'https://merchant.example/return',
-    formToken: 'form-token',
-    at: AT,
-    ...overrides,
-  };
-}
 
 const attempt = (ref: string) => ({
   paymentMethod: 'fpx' as const,

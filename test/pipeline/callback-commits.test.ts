@@ -12,6 +12,7 @@ import { onCleanup, startApp, type TestApp } from '../helpers.ts';
 import { startMerchant } from '../support/merchant.ts';
 import { startRedis } from '../support/redis.ts';
 import { onPostgres } from '../support/test-database.ts';
+import { newOrder } from '../support/orders.ts';
 
 const AT = '2026-11-20T02:00:00.000Z';
 const DELIVERIES = 32;
@@ -21,18 +22,7 @@ async function paidOrders(app: TestApp, url: string, n: number): Promise<string[
   const { orders } = app.deps.store;
   const orderNos = Array.from({ length: n }, (_, i) => `CB${i}`);
   for (const [i, orderNo] of orderNos.entries()) {
-    await orders.createOrder({
-      orderNo,
-      agencyCode: 'LZS',
-      refNo: `REF-${orderNo}`,
-      extraData: null,
-      paymentCategory: 'fitrah',
-      amountSen: 1000,
-      email: 'payer@example.my',
-      returnUrl: url,
-      formToken: 'form-token',
-      at: AT,
-    });
+    await orders.createOrder(newOrder(orderNo, { returnUrl: url, at: AT }));
     await orders.startAttempt(orderNo, {
       paymentMethod: 'fpx',
       bankId: 'TEST0021',
