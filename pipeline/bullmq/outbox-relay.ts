@@ -43,7 +43,8 @@ export function createOutboxRelay(
           // alone and the rows behind it flow. A Redis that is down fails the look instead: nothing marked.
           await stillReachable(queue, bulkError);
           for (const row of queueRows) {
-            await queue.add(name, jobOf(row).data, jobOf(row).opts).catch(async (err: unknown) => {
+            const job = jobOf(row);
+            await queue.add(name, job.data, job.opts).catch(async (err: unknown) => {
               await stillReachable(queue, err);
               const why = err instanceof Error ? err.message : String(err);
               log.error({ queue: name, job_id: row.jobId, err }, 'the queue refused a job: failed for good');
