@@ -5,18 +5,22 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
-import { test } from 'node:test';
-import pg from 'pg';
+import { test, type TestContext } from 'node:test';
 import { localWorkbook } from '../../core/recon-workbook.ts';
 import { runReconciliation } from '../../pipeline/recon/run-day.ts';
 import { reportToken, startApp } from '../helpers.ts';
 import { AS_OF, DAY, generateDay } from '../support/recon-day.ts';
 import { drainPipeline, loadDay } from '../support/recon-load.ts';
 import { testPgUrl } from '../support/pg-stores.ts';
+import { appDb } from '../support/app-db.ts';
 
-test('on PostgreSQL a workbook built on one machine is downloaded, byte for byte, through another', async (t) => {
+/**
+ * Two machines on one PostgreSQL database, each with a DATA_DIR of its own: a worker that built LZS's
+ * workbook of a generated day, and a web process that has never seen the file.
+ */
+async function twoMachines(t: TestContext, postings: number) {
   const url = await testPgUrl();
-  const worker = await loadDay(t, generateDay(30), { DATABASE_URL: url });
+  const worker = await loadDay(t, generateDay(postings), { DATABASE_URL: url });
   await drainPipeline(worker);
   const built = await runReconciliation(worker.deps, {
     sink: 'LZS',
@@ -24,20 +28,21 @@ test('on PostgreSQL a workbook built on one machine is downloaded, byte for byte
     trigger: 'manual',
     asOf: AS_OF,
   });
-  const original = readFileSync(built.path);
-
-  // Another machine: the same database, a DATA_DIR of its own that has never seen the file.
   const web = await startApp(t, { DATABASE_URL: url, LOG_LEVEL: 'warn' });
   assert.notEqual(web.deps.config.dataDir, worker.deps.config.dataDir);
-  const auth = { authorization: `Bearer ${await reportToken(web, ['LZS'])}` };
-  const download = await fetch(`${web.url}/api/report/v1/reconciliation/${built.run.id}/workbook`, {
-    headers: auth,
-  });
-  assert.equal(download.status, 200, await download.clone().text());
-  assert.ok(
-    Buffer.from(await download.arrayBuffer()).equals(original),
-    'the same bytes on the other machine',
-  );
+  const download = async () =>
+    fetch(`${web.url}/api/report/v1/reconciliation/${built.run.id}/workbook`, {
+      headers: { authorization: `Bearer ${await reportToken(web, ['LZS'])}` },
+    });
+  return { worker, web, built, download };
+}
+
+test('on PostgreSQL a workbook built on one machine is downloaded, byte for byte, through another', async (t) => {
+  const { worker, built, download } = await twoMachines(t, 30);
+  const original = readFileSync(built.path);
+  const served = await download();
+  assert.equal(served.status, 200, await served.clone().text());
+  assert.ok(Buffer.from(await served.arrayBuffer()).equals(original), 'the same bytes on the other machine');
 
   // The worker's own copy gone (a machine replaced): the database still has it.
   rmSync(built.path);
@@ -46,28 +51,11 @@ test('on PostgreSQL a workbook built on one machine is downloaded, byte for byte
 });
 
 test('a stored workbook that does not match its run’s SHA-256 is refused, never served', async (t) => {
-  const url = await testPgUrl();
-  const worker = await loadDay(t, generateDay(10), { DATABASE_URL: url });
-  await drainPipeline(worker);
-  const built = await runReconciliation(worker.deps, {
-    sink: 'LZS',
-    day: DAY,
-    trigger: 'manual',
-    asOf: AS_OF,
-  });
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  await client.query(
-    `UPDATE recon_files SET bytes = overlay(bytes placing '\\x00'::bytea from 100)
-    WHERE run_id = $1 AND seq = 0`,
+  const { worker, web, built, download } = await twoMachines(t, 10);
+  await appDb(t, worker).run(
+    `UPDATE recon_files SET bytes = overlay(bytes placing '\\x00'::bytea from 100) WHERE run_id = ? AND seq = 0`,
     [built.run.id],
   );
-  await client.end();
-  const web = await startApp(t, { DATABASE_URL: url, LOG_LEVEL: 'warn' });
   await assert.rejects(localWorkbook(web.deps, built.run), /does not match its SHA-256/);
-  const auth = { authorization: `Bearer ${await reportToken(web, ['LZS'])}` };
-  const download = await fetch(`${web.url}/api/report/v1/reconciliation/${built.run.id}/workbook`, {
-    headers: auth,
-  });
-  assert.equal(download.status, 500);
+  assert.equal((await download()).status, 500);
 });
