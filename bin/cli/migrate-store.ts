@@ -1,4 +1,7 @@
-/** `amil migrate-store`: an embedded installation's SQLite file moved into PostgreSQL, verified table by table. */
+/**
+ * `amil migrate-store`: an embedded installation's SQLite file and workbooks moved into PostgreSQL, verified
+ * table by table and workbook by workbook.
+ */
 import { InvalidArgumentError, type Command } from 'commander';
 import { migrateStore } from '../../core/store/sqlite/migrate-store.ts';
 import { redactDatabaseUrl } from '../../core/store/pg/pool.ts';
@@ -30,16 +33,40 @@ export function register(program: Command, cli: CliContext): void {
       'the PostgreSQL database, postgres://user:password@host:5432/amil',
       postgresTarget,
     )
-    .action(async (opts: { from: string; to: string }) => {
+    .option(
+      '--data-dir <dir>',
+      "where the runs' workbooks are: the installation's DATA_DIR (default: the folder of the SQLite file)",
+    )
+    .option(
+      '--allow-missing-workbooks',
+      'move the runs whose workbook is missing or differs from its SHA-256 without it, instead of refusing',
+    )
+    .action(async (opts: { from: string; to: string; dataDir?: string; allowMissingWorkbooks?: boolean }) => {
       print(`Copying ${opts.from} into ${redactDatabaseUrl(opts.to)} ...`);
-      const copies = await migrateStore(opts.from, opts.to);
-      for (const c of copies)
+      const copy = await migrateStore(opts.from, opts.to, {
+        dataDir: opts.dataDir,
+        allowMissingWorkbooks: opts.allowMissingWorkbooks,
+      });
+      for (const c of copy.tables)
         print(
           `${c.table.padEnd(24)} ${String(c.rows).padStart(10)} rows  sha256 ${c.checksum.slice(0, 16)}  same`,
         );
-      const rows = copies.reduce((n, c) => n + c.rows, 0);
+      for (const w of copy.workbooks)
+        print(
+          `${`workbook of run ${w.runId}`.padEnd(24)} ${String(w.bytes).padStart(10)} bytes sha256 ${w.sha256.slice(0, 16)}  same`,
+        );
+      for (const m of copy.leftOut)
+        print(`${`workbook of run ${m.runId}`.padEnd(24)} left out: ${m.file} ${m.problem}`);
+      const rows = copy.tables.reduce((n, c) => n + c.rows, 0);
+      const bytes = copy.workbooks.reduce((n, w) => n + w.bytes, 0);
       print(
-        `Copied ${rows} rows in ${copies.length} tables; counts and checksums match. Set DATABASE_URL to use it.`,
+        `Copied ${rows} rows in ${copy.tables.length} tables and ${copy.workbooks.length} workbooks ` +
+          `(${bytes} bytes); counts and checksums match. Set DATABASE_URL to use it.`,
       );
+      if (copy.leftOut.length > 0)
+        print(
+          `${copy.leftOut.length} runs moved without their workbooks (--allow-missing-workbooks): ` +
+            'their downloads answer that the workbook is no longer kept.',
+        );
     });
 }

@@ -1,16 +1,22 @@
 /**
  * `amil migrate-store`: a used embedded store (the fixture day posted and ledgered, a checkout order, a
- * report token) moved into PostgreSQL, every table's rows counted and checksummed on both sides.
+ * report token, a nightly run's workbooks) moved into PostgreSQL, every table's rows counted and
+ * checksummed on both sides, every workbook's bytes against its run's SHA-256.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { fixedClock } from '../../core/clock.ts';
 import { loadConfig } from '../../core/config.ts';
+import { localWorkbook } from '../../core/recon-workbook.ts';
+import { migratePg } from '../../core/store/pg/migrate.ts';
 import { openPgPool } from '../../core/store/pg/pool.ts';
+import type { ReconRunRow } from '../../core/store/index.ts';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
+import { reconNightlyJob } from '../../pipeline/jobs/recon.ts';
 import { runCli } from '../bin/processes.ts';
 import { REPO_ROOT, reportToken, startApp } from '../helpers.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
@@ -24,9 +30,16 @@ before(async () => {
 });
 after(() => server.stop());
 
-/** A SQLite store with the fixture day ledgered, a checkout order and a report token; its file. */
-async function usedStore(t: Parameters<typeof startApp>[0]): Promise<string> {
-  const app = await startApp(t, {}, { clock: fixedClock('2026-11-20T23:59:50+08:00') });
+/**
+ * A SQLite store with the fixture day ledgered, a checkout order and a report token (and, with `nightly`,
+ * the day's nightly run: a workbook per agency and the bank test report); its file.
+ */
+async function usedStore(
+  t: Parameters<typeof startApp>[0],
+  options: { nightly?: boolean } = {},
+): Promise<string> {
+  const clock = fixedClock('2026-11-20T23:59:50+08:00');
+  const app = await startApp(t, {}, { clock });
   for (const file of readdirSync(DAY_DIR)
     .filter((f) => /^\d\d-.*\.json$/.test(f))
     .sort()) {
@@ -47,6 +60,10 @@ async function usedStore(t: Parameters<typeof startApp>[0]): Promise<string> {
   });
   await reportToken(app, ['LZS']);
   await app.deps.store.ops.heartbeat(new Date('2026-11-20T12:00:00.000Z'));
+  if (options.nightly) {
+    clock.set('2026-11-21T00:30:00+08:00');
+    await reconNightlyJob.process({ day: '2026-11-20' }, app.deps);
+  }
   return loadConfig({ DATA_DIR: app.dataDir }).databaseFile;
 }
 
@@ -129,5 +146,154 @@ test(
     t.after(() => pg.close());
     assert.deepEqual(await pg.rows('SELECT id FROM partners'), []);
     assert.deepEqual(await pg.rows('SELECT id FROM bank_postings'), []);
+  },
+);
+
+/** The reconciliation runs the SQLite store at `file` recorded, as the store reads them. */
+function runsOf(file: string): Pick<ReconRunRow, 'id' | 'sink' | 'file' | 'fileSha256' | 'fileBytes'>[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db
+      .prepare<[], Pick<ReconRunRow, 'id' | 'sink' | 'file' | 'fileSha256' | 'fileBytes'>>(
+        `SELECT id, sink, file, file_sha256 AS fileSha256, file_bytes AS fileBytes FROM recon_runs ORDER BY id`,
+      )
+      .all();
+  } finally {
+    db.close();
+  }
+}
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+test(
+  'after migrate-store every old run’s workbook is read from PostgreSQL, byte for byte, on a machine with an empty DATA_DIR',
+  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  async (t) => {
+    const file = await usedStore(t, { nightly: true });
+    const runs = runsOf(file);
+    assert.ok(runs.length >= 2, 'the nightly run wrote a workbook per sink');
+    const url = await server.createTestDatabase();
+    const result = await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url], {});
+    assert.equal(result.code, 0, result.stderr);
+    // Another machine: PostgreSQL only, a DATA_DIR of its own that has never held a workbook.
+    const web = await startApp(t, { DATABASE_URL: url, LOG_LEVEL: 'warn' });
+    assert.deepEqual(
+      readdirSync(web.dataDir).filter((f) => f === 'reconciliation'),
+      [],
+    );
+    const lzs = runs.find((r) => r.sink === 'LZS');
+    assert.ok(lzs, 'an LZS run');
+    const served = await fetch(`${web.url}/api/report/v1/reconciliation/${lzs.id}/workbook`, {
+      headers: { authorization: `Bearer ${await reportToken(web, ['LZS'])}` },
+    });
+    assert.equal(served.status, 200, await served.clone().text());
+    assert.equal(sha256(Buffer.from(await served.arrayBuffer())), lzs.fileSha256);
+    for (const run of runs) {
+      const copied = await localWorkbook(web.deps, run);
+      assert.ok(copied, `run ${run.id}: its workbook is in PostgreSQL`);
+      assert.equal(sha256(readFileSync(copied)), run.fileSha256, `run ${run.id}`);
+    }
+    // And the CLI said so, workbook by workbook, as it does table by table.
+    for (const run of runs)
+      assert.match(
+        result.stdout,
+        new RegExp(
+          `^workbook of run ${run.id} +${run.fileBytes} bytes sha256 ${run.fileSha256.slice(0, 16)}  same$`,
+          'm',
+        ),
+      );
+    assert.match(result.stdout, new RegExp(`in \\d+ tables and ${runs.length} workbooks`));
+  },
+);
+
+/** The store of a nightly run with one workbook deleted and another changed (same size): the two runs. */
+async function storeWithBadWorkbooks(t: Parameters<typeof startApp>[0]) {
+  const file = await usedStore(t, { nightly: true });
+  const [gone, changed] = runsOf(file);
+  assert.ok(gone && changed);
+  const dataDir = path.dirname(file);
+  rmSync(path.resolve(dataDir, gone.file));
+  const bytes = readFileSync(path.resolve(dataDir, changed.file));
+  bytes[bytes.length - 1] = bytes.at(-1)! ^ 0xff;
+  writeFileSync(path.resolve(dataDir, changed.file), bytes);
+  return { file, gone, changed };
+}
+
+test(
+  'migrate-store refuses, naming the runs, when a workbook is missing or differs from its run’s SHA-256, and copies nothing',
+  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  async (t) => {
+    const { file, gone, changed } = await storeWithBadWorkbooks(t);
+    const url = await server.createTestDatabase();
+    const result = await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url], {});
+    assert.equal(result.code, 1, result.stdout);
+    assert.match(result.stderr, /^amil: the workbooks of 2 runs are not as they were recorded/);
+    assert.ok(result.stderr.includes(`run ${gone.id} (${gone.sink} 2026-11-20): ${gone.file} is missing`));
+    assert.ok(
+      result.stderr.includes(
+        `run ${changed.id} (${changed.sink} 2026-11-20): ${changed.file} does not match`,
+      ),
+    );
+    assert.match(result.stderr, /--allow-missing-workbooks/);
+    const pg = openPgPool(url);
+    t.after(() => pg.close());
+    assert.equal(await pg.row("SELECT 1 FROM pg_tables WHERE tablename = 'recon_runs'"), undefined);
+  },
+);
+
+test(
+  'with --allow-missing-workbooks the runs move without their missing or changed workbooks, which are then no longer kept',
+  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  async (t) => {
+    const { file, gone, changed } = await storeWithBadWorkbooks(t);
+    const runs = runsOf(file);
+    const url = await server.createTestDatabase();
+    const result = await runCli(
+      ['migrate-store', '--from', `sqlite:${file}`, '--to', url, '--allow-missing-workbooks'],
+      {},
+    );
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(
+      result.stdout,
+      new RegExp(`^workbook of run ${gone.id} +left out: ${gone.file} is missing$`, 'm'),
+    );
+    assert.match(
+      result.stdout,
+      new RegExp(`^workbook of run ${changed.id} +left out: ${changed.file} does not match`, 'm'),
+    );
+    assert.match(result.stdout, new RegExp(`and ${runs.length - 2} workbooks`));
+    const web = await startApp(t, { DATABASE_URL: url, LOG_LEVEL: 'warn' });
+    assert.deepEqual(
+      (await web.deps.store.reconRuns.list({ limit: 100 })).map((r) => r.id).sort((a, b) => a - b),
+      runs.map((r) => r.id),
+      'every run moved',
+    );
+    for (const run of runs) {
+      const copied = await localWorkbook(web.deps, run);
+      if (run.id === gone.id || run.id === changed.id) assert.equal(copied, undefined, `run ${run.id}`);
+      else assert.equal(sha256(readFileSync(copied!)), run.fileSha256, `run ${run.id}`);
+    }
+  },
+);
+
+test(
+  'migrate-store commits nothing when a workbook would read back from PostgreSQL different from its run’s SHA-256',
+  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  async (t) => {
+    const file = await usedStore(t, { nightly: true });
+    const url = await server.createTestDatabase();
+    // A target that changes what it is given: PostgreSQL migrated ahead, with a trigger on recon_files.
+    const pg = openPgPool(url);
+    t.after(() => pg.close());
+    await migratePg(pg);
+    await pg.run(`CREATE FUNCTION spoil() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN NEW.bytes := NEW.bytes || '\\x00'::bytea; RETURN NEW; END $$`);
+    await pg.run('CREATE TRIGGER spoil BEFORE INSERT ON recon_files FOR EACH ROW EXECUTE FUNCTION spoil()');
+    const result = await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url], {});
+    assert.equal(result.code, 1, result.stdout);
+    assert.match(result.stderr, /PostgreSQL reads back differently for the workbooks of runs \d+/);
+    assert.match(result.stderr, /nothing was committed/);
+    assert.deepEqual(await pg.rows('SELECT id FROM recon_runs'), []);
+    assert.deepEqual(await pg.rows('SELECT run_id FROM recon_files'), []);
   },
 );

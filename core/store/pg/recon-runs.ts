@@ -32,7 +32,8 @@ const NIGHTLY = statement(
   `SELECT ${RUN_COLUMNS} FROM recon_runs WHERE sink = $1 AND business_date = $2 AND trigger = 'nightly'
    ORDER BY id LIMIT 1`,
 );
-const PIECE_BYTES = 1 << 20;
+/** The size of a workbook's pieces in recon_files (`amil migrate-store` writes them the same way). */
+export const PIECE_BYTES = 1 << 20;
 const INSERT_PIECE = statement('INSERT INTO recon_files (run_id, seq, bytes) VALUES ($1, $2, $3)');
 const PIECE = statement('SELECT bytes FROM recon_files WHERE run_id = $1 AND seq = $2');
 const BY_ID = statement(`SELECT ${RUN_COLUMNS} FROM recon_runs WHERE id = $1`);

@@ -1,11 +1,21 @@
 /**
- * Moves an embedded installation (one SQLite file) into an empty PostgreSQL database, keeping every row
- * and id, in one PostgreSQL transaction that commits only when each table's row count and checksum read
- * back from PostgreSQL equal SQLite's. What `amil migrate-store` runs (docs/deployment.md).
+ * Moves an embedded installation (one SQLite file and its workbooks in DATA_DIR) into an empty PostgreSQL
+ * database, keeping every row and id, in one PostgreSQL transaction that commits only when each table's
+ * row count and checksum, and each workbook's SHA-256, read back from PostgreSQL equal the source's. What
+ * `amil migrate-store` runs (docs/deployment.md).
  */
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import Database from 'better-sqlite3';
 import { sqliteMigrationStatus } from './migration-status.ts';
+import {
+  checkWorkbooks,
+  copiedWhole,
+  copyWorkbooks,
+  describeMissing,
+  type MissingWorkbook,
+  type WorkbookCopy,
+} from './migrate-workbooks.ts';
 import { migratePg } from '../pg/migrate.ts';
 import { openPgPool, type PgTx } from '../pg/pool.ts';
 
@@ -16,6 +26,21 @@ export interface TableCopy {
   checksum: string;
   targetRows: number;
   targetChecksum: string;
+}
+
+/** What a move copied: every table, every workbook, and the runs that moved without theirs. */
+export interface StoreCopy {
+  tables: TableCopy[];
+  workbooks: WorkbookCopy[];
+  /** Runs whose workbook was missing or other bytes, moved without it (only with `allowMissingWorkbooks`). */
+  leftOut: MissingWorkbook[];
+}
+
+export interface MigrateStoreOptions {
+  /** Where the runs' workbook files are (their paths are relative to it): DATA_DIR, the SQLite file's folder. */
+  dataDir?: string;
+  /** Move the runs whose workbook is missing or differs from its SHA-256 without it, instead of refusing. */
+  allowMissingWorkbooks?: boolean;
 }
 
 interface Column {
@@ -123,55 +148,91 @@ async function readBack(
 
 /**
  * Copies the SQLite store at `file` into the PostgreSQL database at `url` (migrated first, and required
- * empty). Resolves with every table's counts and checksums once committed; rejects, committing nothing,
- * when the source is not fully migrated, the target holds data, or any table reads back different.
+ * empty), with every run's workbook from the data directory. Resolves with what was copied once committed;
+ * rejects, committing nothing, when the source is not fully migrated, a workbook is missing or differs from
+ * its run's SHA-256 (unless allowed), the target holds data, or anything reads back different.
  */
-export async function migrateStore(file: string, url: string): Promise<TableCopy[]> {
+export async function migrateStore(
+  file: string,
+  url: string,
+  options: MigrateStoreOptions = {},
+): Promise<StoreCopy> {
   const pending = sqliteMigrationStatus(file).filter((m) => !m.appliedAt);
   if (pending.length > 0)
     throw new Error(
       `${file} has ${pending.length} SQLite migrations pending (${pending[0]?.name}...): run amil db migrate on it first`,
     );
+  const dataDir = options.dataDir ?? path.dirname(file);
   const sqlite = new Database(file, { readonly: true, fileMustExist: true });
-  const pg = openPgPool(url, { max: 2 });
   try {
-    await migratePg(pg);
-    const tables = tablesInOrder(sqlite);
-    return await pg.transaction(
-      async (tx) => {
-        for (const table of tables) {
-          if (table === 'health_heartbeat') continue;
-          const found = await tx.row(`SELECT 1 FROM ${table} LIMIT 1`);
-          if (found) throw new Error(`the target database is not empty (table ${table} has rows)`);
-        }
-        // The baseline's heartbeat row is replaced by the source's.
-        await tx.run('DELETE FROM health_heartbeat');
-        // DERIVED tables come last, after the rows that fill them.
-        const copies: TableCopy[] = [];
-        for (const table of tables) {
-          if (DERIVED.includes(table)) await tx.run(`DELETE FROM ${table}`);
-          const copied = await copyTable(sqlite, tx, table);
-          const columns = sqlite.prepare<[], Column>(`PRAGMA table_info(${table})`).all();
-          const back = await readBack(tx, table, columns);
-          copies.push({ ...copied, targetRows: back.rows, targetChecksum: back.checksum });
-          // Identity columns continue after the highest id copied, as SQLite's rowids would.
-          if (columns.some((c) => c.name === 'id' && c.pk === 1 && c.type === 'INTEGER'))
-            await tx.run(
-              `SELECT setval(pg_get_serial_sequence('${table}', 'id'), (SELECT max(id) FROM ${table}))
-               WHERE EXISTS (SELECT 1 FROM ${table}) AND pg_get_serial_sequence('${table}', 'id') IS NOT NULL`,
+    // Before anything is written: a workbook that cannot move is the operator's to decide (decision 207).
+    const workbooks = await checkWorkbooks(sqlite, dataDir);
+    const n = workbooks.missing.length;
+    if (n > 0 && !options.allowMissingWorkbooks)
+      throw new Error(
+        `the workbook${n === 1 ? ' of 1 run is not as it was' : `s of ${n} runs are not as they were`} recorded ` +
+          `under ${dataDir}: ${describeMissing(workbooks.missing)}. Put them back (or name the folder that holds ` +
+          `them with --data-dir), or move these runs without their workbooks with --allow-missing-workbooks; ` +
+          `nothing was copied`,
+      );
+    const pg = openPgPool(url, { max: 2 });
+    try {
+      await migratePg(pg);
+      const tables = tablesInOrder(sqlite);
+      return await pg.transaction(
+        async (tx) => {
+          const copies = await copyTables(sqlite, tx, tables);
+          const copied = await copyWorkbooks(tx, dataDir, workbooks.ready);
+          const differing = copied.filter((c) => !copiedWhole(c)).map((c) => c.runId);
+          if (differing.length > 0)
+            throw new Error(
+              `PostgreSQL reads back differently for the workbooks of runs ${differing.join(', ')}` +
+                ` (or their files changed during the copy): nothing was committed`,
             );
-        }
-        const differing = copies.filter((c) => c.rows !== c.targetRows || c.checksum !== c.targetChecksum);
-        if (differing.length > 0)
-          throw new Error(
-            `PostgreSQL reads back differently for ${differing.map((c) => c.table).join(', ')}: nothing was committed`,
-          );
-        return copies;
-      },
-      { isolation: 'serializable' },
-    );
+          return { tables: copies, workbooks: copied, leftOut: workbooks.missing };
+        },
+        { isolation: 'serializable' },
+      );
+    } finally {
+      await pg.close();
+    }
   } finally {
     sqlite.close();
-    await pg.close();
   }
+}
+
+/** Every table copied in `tx`, each read back; throws when any reads back different. */
+async function copyTables(
+  sqlite: Database.Database,
+  tx: PgTx,
+  tables: readonly string[],
+): Promise<TableCopy[]> {
+  for (const table of tables) {
+    if (table === 'health_heartbeat') continue;
+    const found = await tx.row(`SELECT 1 FROM ${table} LIMIT 1`);
+    if (found) throw new Error(`the target database is not empty (table ${table} has rows)`);
+  }
+  // The baseline's heartbeat row is replaced by the source's.
+  await tx.run('DELETE FROM health_heartbeat');
+  // DERIVED tables come last, after the rows that fill them.
+  const copies: TableCopy[] = [];
+  for (const table of tables) {
+    if (DERIVED.includes(table)) await tx.run(`DELETE FROM ${table}`);
+    const copied = await copyTable(sqlite, tx, table);
+    const columns = sqlite.prepare<[], Column>(`PRAGMA table_info(${table})`).all();
+    const back = await readBack(tx, table, columns);
+    copies.push({ ...copied, targetRows: back.rows, targetChecksum: back.checksum });
+    // Identity columns continue after the highest id copied, as SQLite's rowids would.
+    if (columns.some((c) => c.name === 'id' && c.pk === 1 && c.type === 'INTEGER'))
+      await tx.run(
+        `SELECT setval(pg_get_serial_sequence('${table}', 'id'), (SELECT max(id) FROM ${table}))
+         WHERE EXISTS (SELECT 1 FROM ${table}) AND pg_get_serial_sequence('${table}', 'id') IS NOT NULL`,
+      );
+  }
+  const differing = copies.filter((c) => c.rows !== c.targetRows || c.checksum !== c.targetChecksum);
+  if (differing.length > 0)
+    throw new Error(
+      `PostgreSQL reads back differently for ${differing.map((c) => c.table).join(', ')}: nothing was committed`,
+    );
+  return copies;
 }
