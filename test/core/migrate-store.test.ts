@@ -18,7 +18,7 @@ import type { ReconRunRow } from '../../core/store/index.ts';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { reconNightlyJob } from '../../pipeline/jobs/recon.ts';
 import { runCli } from '../bin/processes.ts';
-import { REPO_ROOT, reportToken, startApp } from '../helpers.ts';
+import { REPO_ROOT, reportToken, startApp, tempDir } from '../helpers.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 import { onPostgres } from '../support/test-database.ts';
 
@@ -295,5 +295,30 @@ test(
     assert.match(result.stderr, /nothing was committed/);
     assert.deepEqual(await pg.rows('SELECT id FROM recon_runs'), []);
     assert.deepEqual(await pg.rows('SELECT run_id FROM recon_files'), []);
+  },
+);
+
+test(
+  'migrate-store finds the workbooks under --data-dir when the SQLite file is no longer beside them',
+  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  async (t) => {
+    const file = await usedStore(t, { nightly: true });
+    const moved = path.join(tempDir(t), 'amil.db');
+    const source = new Database(file, { readonly: true });
+    await source.backup(moved);
+    source.close();
+    const url = await server.createTestDatabase();
+    const alone = await runCli(['migrate-store', '--from', `sqlite:${moved}`, '--to', url], {});
+    assert.equal(alone.code, 1, alone.stdout);
+    assert.match(
+      alone.stderr,
+      new RegExp(`the workbooks of ${runsOf(file).length} runs are not as they were`),
+    );
+    const named = await runCli(
+      ['migrate-store', '--from', `sqlite:${moved}`, '--to', url, '--data-dir', path.dirname(file)],
+      {},
+    );
+    assert.equal(named.code, 0, named.stderr);
+    assert.match(named.stdout, new RegExp(`and ${runsOf(file).length} workbooks`));
   },
 );
