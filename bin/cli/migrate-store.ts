@@ -25,7 +25,7 @@ export function register(program: Command, cli: CliContext): void {
   program
     .command('migrate-store')
     .description(
-      'Copy a SQLite store into an empty PostgreSQL database; commits only if every table reads back the same',
+      'Copy a SQLite store and its workbooks into an empty PostgreSQL database; commits only if every table and workbook reads back the same',
     )
     .requiredOption('--from <sqlite:FILE>', 'the SQLite file, e.g. sqlite:./data/amil.db', sqliteSource)
     .requiredOption(
