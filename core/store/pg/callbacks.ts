@@ -32,35 +32,34 @@ const INSERT_CALLBACK = statement(
    VALUES ($1, $2, $3, $4, $5, $5) RETURNING id`,
 );
 // The leases of a batch in one statement (one round trip, its own transaction: decisions 177, 195). In
-// order: the callbacks asked for, locked, each skipped when another claimant holds it (then 'busy', never
-// waited for), read with their order's agency and its key; their orders' callbacks up to each, locked in id
-// order as every claimant takes them; the leases, taken for each callback that is queued, has no lease at
-// or before it in its order, and no older queued one of its order in this batch. A row another claimant
-// changed while this one waited for its lock is read as committed (PostgreSQL re-reads a row it locks).
+// order: the queued callbacks asked for, locked, each skipped when another claimant holds it (then 'busy',
+// never waited for), read with their order's agency and its key; their orders' callbacks up to each, locked
+// in id order as every claimant takes them; the leases, taken for each that has no lease at or before it in
+// its order and no older one of its order in this batch. A row changed by another claimant while this one
+// waited for its lock is read as committed (PostgreSQL re-reads a row it locks, and checks it is queued).
+// A callback not queued is not locked at all: a job of a callback already finished costs no lock.
 const CLAIM = statement(
   `WITH asked AS (
      SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[]) AS a(id, now, lease_until)
    ), target AS MATERIALIZED (
      SELECT ${CALLBACK_COLUMNS}, g.api_key AS "apiKey"
      FROM callbacks c JOIN payments p USING (order_no) JOIN agencies g ON g.code = p.agency_code
-     WHERE c.id IN (SELECT id FROM asked)
+     WHERE c.id IN (SELECT id FROM asked) AND c.state = 'queued'
      FOR UPDATE OF c SKIP LOCKED
    ), older AS MATERIALIZED (
      SELECT o.id, o.order_no, o.lease_until FROM callbacks o
-     WHERE o.order_no IN (SELECT "orderNo" FROM target WHERE state = 'queued')
+     WHERE o.order_no IN (SELECT "orderNo" FROM target)
        AND o.id <= (SELECT max(t.id) FROM target t WHERE t."orderNo" = o.order_no)
      ORDER BY o.id FOR UPDATE OF o
    ), free AS (
      SELECT t.id, a.lease_until FROM target t JOIN asked a USING (id)
-     WHERE t.state = 'queued'
-       AND NOT EXISTS (SELECT 1 FROM older o
+     WHERE NOT EXISTS (SELECT 1 FROM older o
                        WHERE o.order_no = t."orderNo" AND o.id <= t.id AND o.lease_until > a.now)
-       AND NOT EXISTS (SELECT 1 FROM target b
-                       WHERE b."orderNo" = t."orderNo" AND b.id < t.id AND b.state = 'queued')
+       AND NOT EXISTS (SELECT 1 FROM target b WHERE b."orderNo" = t."orderNo" AND b.id < t.id)
    ), leased AS (
      UPDATE callbacks c SET lease_until = f.lease_until FROM free f WHERE c.id = f.id RETURNING c.id
    )
-   SELECT a.id AS "askedId", EXISTS (SELECT 1 FROM callbacks x WHERE x.id = a.id) AS exists,
+   SELECT a.id AS "askedId", (SELECT x.state FROM callbacks x WHERE x.id = a.id) AS "seenState",
      l.id IS NOT NULL AS leased, t.*
    FROM asked a LEFT JOIN target t USING (id) LEFT JOIN leased l ON l.id = a.id`,
 );
@@ -119,7 +118,7 @@ const ATTEMPTS_OF = statement(
 );
 
 /** What the batch lease found of one callback asked for: the target's columns when it was locked. */
-type ClaimOutcome = { askedId: number; exists: boolean; leased: boolean; apiKey: string | null } & {
+type ClaimOutcome = { askedId: number; seenState: string | null; leased: boolean; apiKey: string | null } & {
   [K in keyof CallbackRow]: CallbackRow[K] | null;
 };
 
@@ -169,11 +168,10 @@ async function claimBatch(db: PgDb, asked: readonly LeaseAsked[]): Promise<Callb
   );
   const outcomes = new Map<number, CallbackClaim>();
   for (const row of rows) {
-    const { askedId, exists, leased, apiKey, ...callback } = row;
+    const { askedId, seenState, leased, apiKey, ...callback } = row;
     let outcome: CallbackClaim;
-    // Not locked: another claimant holds its row right now (or there is no such callback).
-    if (callback.id === null) outcome = exists ? { refused: 'busy' } : { refused: 'done' };
-    else if (callback.state !== 'queued') outcome = { refused: 'done' };
+    // Not locked: no such callback, or not queued (done); or another claimant holds its row right now.
+    if (callback.id === null) outcome = seenState === 'queued' ? { refused: 'busy' } : { refused: 'done' };
     else if (!leased) outcome = { refused: 'busy' };
     else outcome = { claimed: callback as CallbackRow, apiKey: apiKey ?? undefined };
     outcomes.set(Number(askedId), outcome);
