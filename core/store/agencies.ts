@@ -39,7 +39,10 @@ export interface AgencyRow {
   settings: AgencySettings;
 }
 
-/** Zakat agencies (tenants). The API key is only ever returned by apiKeyOf, for signature checks. */
+/**
+ * Zakat agencies (tenants). The API key is only ever returned by apiKeyOf, for signature checks (and with a
+ * callback's lease, to sign it: callbacks.claim).
+ */
 export interface AgenciesRepository {
   /** Creates an agency; false when the code is taken (nothing changes then). */
   create(input: {

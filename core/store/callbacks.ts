@@ -23,6 +23,10 @@ export interface CallbackAttempt {
   responsePrefix: string;
 }
 
+/** A lease: the callback and the key to sign it with; or why there is none ('busy': try again later). */
+export type CallbackClaim =
+  { claimed: CallbackRow; apiKey: string | undefined } | { refused: 'done' | 'busy' };
+
 /** After an attempt: finished in a final state, or retried at a time (a new outbox row then). */
 export type AttemptVerdict =
   { state: 'delivered' | 'gone' | 'dead' } | { state: 'queued'; nextAttemptAt: string; jobId: string };
@@ -34,13 +38,12 @@ export type AttemptVerdict =
 export interface CallbacksRepository {
   /**
    * Leases a queued callback for one attempt. 'busy' while an older callback of the same order is still
-   * being delivered, so the merchant never gets a newer status before an older one.
+   * being delivered, so the merchant never gets a newer status before an older one. A lease comes with its
+   * agency's current API key (undefined for a legacy agency without one), read with it, to sign the attempt.
+   * Leases asked for within a few milliseconds of each other may share a statement; each resolves after its
+   * commit.
    */
-  claim(
-    id: number,
-    now: string,
-    leaseUntil: string,
-  ): Promise<{ claimed: CallbackRow } | { refused: 'done' | 'busy' }>;
+  claim(id: number, now: string, leaseUntil: string): Promise<CallbackClaim>;
 
   /**
    * Records an attempt and its verdict in one transaction; a retry gets its own outbox row. With

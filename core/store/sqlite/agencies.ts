@@ -29,7 +29,10 @@ function toRow(raw: RawAgency): AgencyRow {
   };
 }
 
-/** Zakat agencies (tenants). The API key is only ever returned by apiKeyOf, for signature checks. */
+/**
+ * Zakat agencies (tenants). The API key is only ever returned by apiKeyOf, for signature checks (and with a
+ * callback's lease, to sign it: callbacks.claim).
+ */
 export function sqliteAgencies(db: Db): AgenciesRepository {
   // Read on every checkout, signed request and callback: prepared once.
   const byCode = db.prepare<[string], RawAgency>(`${SELECT} WHERE code = ?`);

@@ -40,8 +40,10 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
   // Leases and attempts of the deliveries running at once share commits (issue 17, decision 166).
   const inGroup = groupCommitter(db);
   // The statements of delivery, prepared once: they run for every attempt.
-  const callbackById = db.prepare<[number], CallbackRow>(
-    `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p USING (order_no) WHERE c.id = ?`,
+  // With the agency's key: the attempt is signed with the key of the moment it was leased (decision 195).
+  const callbackById = db.prepare<[number], CallbackRow & { apiKey: string | null }>(
+    `SELECT ${CALLBACK_COLUMNS}, g.api_key AS apiKey
+     FROM callbacks c JOIN payments p USING (order_no) JOIN agencies g ON g.code = p.agency_code WHERE c.id = ?`,
   );
   const leasedOfOrder = db.prepare<[string, number, string], { n: number }>(
     `SELECT count(*) AS n FROM callbacks WHERE order_no = ? AND id <= ? AND lease_until > ?`,
@@ -64,12 +66,13 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
   return {
     async claim(id, now, leaseUntil) {
       return inGroup(() => {
-        const row = callbackById.get(id);
-        if (!row || row.state !== 'queued') return { refused: 'done' as const };
-        const leased = leasedOfOrder.get(row.orderNo, id, now);
+        const found = callbackById.get(id);
+        if (!found || found.state !== 'queued') return { refused: 'done' as const };
+        const leased = leasedOfOrder.get(found.orderNo, id, now);
         if ((leased?.n ?? 0) > 0) return { refused: 'busy' as const };
         setLease.run(leaseUntil, id);
-        return { claimed: row };
+        const { apiKey, ...claimed } = found;
+        return { claimed, apiKey: apiKey ?? undefined };
       }, DELIVERY_LINGER);
     },
 
