@@ -7,6 +7,7 @@ import {
   type PreparedBatch,
 } from './prepare-batch.ts';
 import type { PrepareResult, PrepareTask, WorkerSettings } from './prepare-worker.ts';
+import { fromColumns } from './record-columns.ts';
 
 /**
  * Bodies from this size go to a worker thread (about 100 records). Below it the thread hop (a copy of the
@@ -55,7 +56,7 @@ export function createBatchPreparer(rules: BatchRules, threads: number): BatchPr
       // A Buffer crosses the thread boundary as a plain Uint8Array: viewed as a Buffer again, not copied.
       const gzip = result.bodyGzip;
       return {
-        records: result.records,
+        records: fromColumns(result.columns),
         bodySha256: result.bodySha256,
         ...(gzip && { bodyGzip: Buffer.from(gzip.buffer, gzip.byteOffset, gzip.byteLength) }),
         thread: 'worker',
