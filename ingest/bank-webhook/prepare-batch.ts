@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import type { Config } from '../../core/config.ts';
 import { sha256Hex } from '../../core/canonical-json.ts';
+import { parseOffsetDateTime } from '../../core/time.ts';
 import type { PreparedRecord } from '../../core/store/index.ts';
 import type { BatchValidator } from '../../schemas/index.ts';
 import { prepareRecord } from './prepare.ts';
@@ -36,9 +37,11 @@ export interface PreparedBatch {
  */
 export function prepareBatch(body: Buffer, receivedAt: Date, rules: BatchRules): PreparedBatch {
   const request = readBatchBody(body, rules.validate, rules.webhook.maxRecords);
-  checkTimeWindow(request.transactions, receivedAt, rules.webhook);
+  // Each record's time parsed once, for the window and for the record.
+  const instants = request.transactions.map((tx) => parseOffsetDateTime(tx.time));
+  checkTimeWindow(request.transactions, receivedAt, rules.webhook, instants);
   return {
-    records: request.transactions.map((tx) => prepareRecord(tx, rules.webhook.routes)),
+    records: request.transactions.map((tx, i) => prepareRecord(tx, rules.webhook.routes, instants[i])),
     bodySha256: sha256Hex(body),
     ...archivedForm(body),
   };
