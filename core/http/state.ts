@@ -16,9 +16,15 @@ export interface AppState {
   partnerId?: string;
   /**
    * ingest/bank-webhook/route.ts readBatch: the raw bytes, when they were received, and their records
-   * checked and prepared for the store (with the body's SHA-256).
+   * checked and prepared for the store (with the body's SHA-256, and its gzip when the archive keeps that).
    */
-  batch?: { body: Buffer; receivedAt: Date; records: readonly PreparedRecord[]; bodySha256: string };
+  batch?: {
+    body: Buffer;
+    receivedAt: Date;
+    records: readonly PreparedRecord[];
+    bodySha256: string;
+    bodyGzip?: Buffer;
+  };
   /** reports/auth.ts: the agencies the credentials cover. */
   agencies?: readonly string[];
   /** reports/auth.ts requireSignedForm: the signed form's fields, in received order. */

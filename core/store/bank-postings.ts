@@ -24,12 +24,19 @@ export interface PreparedRecord extends PostingFields {
   sha256: string;
 }
 
+/** How an archived body's bytes are kept, when not as received: gzip-compressed (decision 203). */
+export type BodyEncoding = 'gzip';
+
 export interface IngestBatchInput {
   partnerId: string;
   receivedAt: Date;
   businessDate: string;
   contentType: string;
+  /** The body as the archive keeps it: the bytes received, or their gzip when `bodyEncoding` says so. */
   body: Buffer;
+  /** Absent: `body` is the bytes as received. */
+  bodyEncoding?: BodyEncoding;
+  /** The SHA-256 of the bytes as received (whatever `bodyEncoding`). */
   bodySha256: string;
   records: readonly PreparedRecord[];
 }

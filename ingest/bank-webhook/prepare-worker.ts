@@ -7,6 +7,7 @@ import { threadId, workerData } from 'node:worker_threads';
 import { DomainError, type ErrorCode, type RecordFieldError } from '../../core/errors.ts';
 import { configuredValidators } from '../../core/validators.ts';
 import { prepareBatch, type BatchRules, type PreparedBatch } from './prepare-batch.ts';
+import { toColumns, type RecordColumns } from './record-columns.ts';
 
 export type WorkerSettings = BatchRules['webhook'];
 
@@ -17,7 +18,7 @@ export interface PrepareTask {
 }
 
 export type PrepareResult =
-  | ({ ok: true; threadId: number } & PreparedBatch)
+  | ({ ok: true; threadId: number; columns: RecordColumns } & Omit<PreparedBatch, 'records'>)
   | {
       ok: false;
       code: ErrorCode;
@@ -37,7 +38,8 @@ const rules: BatchRules = {
 export default function prepare(task: PrepareTask): PrepareResult {
   const body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
   try {
-    return { ok: true, threadId, ...prepareBatch(body, new Date(task.receivedAt), rules) };
+    const { records, ...rest } = prepareBatch(body, new Date(task.receivedAt), rules);
+    return { ok: true, threadId, columns: toColumns(records), ...rest };
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     return {

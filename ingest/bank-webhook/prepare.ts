@@ -14,9 +14,9 @@ import { businessDate, normaliseOffset, parseOffsetDateTime } from '../../core/t
 export function prepareRecord(
   record: BankTransaction,
   routes: Readonly<Record<string, BankRoute>>,
+  time = parseOffsetDateTime(record.time),
 ): PreparedRecord {
   const route = routes[record.agency];
-  const time = parseOffsetDateTime(record.time);
   if (!route || !time) throw new Error('prepareRecord needs a schema-valid record');
   const canonical = canonicalJson({
     ...record,
@@ -40,7 +40,14 @@ export function prepareRecord(
   };
 }
 
-/** `data` without its empty strings: the schema lets only free-text fields be empty, meaning not given. */
+/**
+ * `data` without its empty strings: the schema lets only free-text fields be empty, meaning not given.
+ * The object itself when it has none (most records): nothing is copied for them.
+ */
 function withoutEmptyStrings(data: BankTransaction['data']): BankTransaction['data'] {
-  return Object.fromEntries(Object.entries(data).filter(([, value]) => value !== ''));
+  for (const key in data) {
+    if ((data as Record<string, unknown>)[key] === '')
+      return Object.fromEntries(Object.entries(data).filter(([, value]) => value !== ''));
+  }
+  return data;
 }

@@ -1,13 +1,20 @@
 import { Piscina } from 'piscina';
 import { DomainError } from '../../core/errors.ts';
-import { prepareBatch, type BatchRules, type PreparedBatch } from './prepare-batch.ts';
+import {
+  ARCHIVE_GZIP_MIN_BYTES,
+  prepareBatch,
+  type BatchRules,
+  type PreparedBatch,
+} from './prepare-batch.ts';
 import type { PrepareResult, PrepareTask, WorkerSettings } from './prepare-worker.ts';
+import { fromColumns } from './record-columns.ts';
 
 /**
  * Bodies from this size go to a worker thread (about 100 records). Below it the thread hop (a copy of the
- * body and of the prepared records) costs more than the work it moves; a batch of one stays inline.
+ * body and of the prepared records) costs more than the work it moves; a batch of one stays inline. The
+ * archive's gzip threshold is the same size, so a body is compressed where it is prepared, off the loop.
  */
-export const OFF_THREAD_MIN_BYTES = 64 * 1024;
+export const OFF_THREAD_MIN_BYTES = ARCHIVE_GZIP_MIN_BYTES;
 // A worker idle this long exits, so a process that stopped receiving large batches holds no threads. It
 // needs no closing at shutdown: piscina unrefs idle threads, so they never keep a stopping process alive.
 const IDLE_TIMEOUT_MS = 30_000;
@@ -46,7 +53,14 @@ export function createBatchPreparer(rules: BatchRules, threads: number): BatchPr
         return { ...prepareBatch(body, receivedAt, rules), thread: 'request' };
       const result = await poolOf().run({ body, receivedAt: receivedAt.getTime() });
       if (!result.ok) throw new DomainError(result.code, result.detail, result.errors, result.headers);
-      return { records: result.records, bodySha256: result.bodySha256, thread: 'worker' };
+      // A Buffer crosses the thread boundary as a plain Uint8Array: viewed as a Buffer again, not copied.
+      const gzip = result.bodyGzip;
+      return {
+        records: fromColumns(result.columns),
+        bodySha256: result.bodySha256,
+        ...(gzip && { bodyGzip: Buffer.from(gzip.buffer, gzip.byteOffset, gzip.byteLength) }),
+        thread: 'worker',
+      };
     },
   };
 }

@@ -4,6 +4,7 @@ import { sha256Hex } from '../../core/canonical-json.ts';
 import type { PreparedRecord } from '../../core/store/index.ts';
 import { businessDate } from '../../core/time.ts';
 import { prepareRecord } from './prepare.ts';
+import { archivedForm } from './prepare-batch.ts';
 import { checkTimeWindow } from './time-window.ts';
 
 export interface BankBatch {
@@ -19,6 +20,8 @@ export interface PreparedBankBatch {
   contentType: string;
   body: Buffer;
   bodySha256: string;
+  /** The body gzip-compressed, when the archive keeps it so (decision 203). */
+  bodyGzip?: Buffer;
   receivedAt: Date;
   records: readonly PreparedRecord[];
 }
@@ -32,6 +35,7 @@ export async function ingestBankBatch(deps: Deps, batch: BankBatch): Promise<Ban
     contentType: batch.contentType,
     body: batch.body,
     bodySha256: sha256Hex(batch.body),
+    ...archivedForm(batch.body),
     receivedAt,
     records: batch.request.transactions.map((tx) => prepareRecord(tx, deps.config.webhook.routes)),
   });
@@ -44,7 +48,8 @@ export async function storeBankBatch(deps: Deps, batch: PreparedBankBatch): Prom
     receivedAt: batch.receivedAt,
     businessDate: businessDate(batch.receivedAt),
     contentType: batch.contentType,
-    body: batch.body,
+    // The archive keeps the gzip when there is one; its readers give back the bytes as received.
+    ...(batch.bodyGzip ? { body: batch.bodyGzip, bodyEncoding: 'gzip' as const } : { body: batch.body }),
     bodySha256: batch.bodySha256,
     records: batch.records,
   });

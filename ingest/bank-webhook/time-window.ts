@@ -12,6 +12,7 @@ export function checkTimeWindow(
   transactions: readonly BankTransaction[],
   receivedAt: Date,
   window: Pick<Config['webhook'], 'timePastDays' | 'timeFutureMinutes'>,
+  instants: readonly (Date | undefined)[] = transactions.map((record) => parseOffsetDateTime(record.time)),
 ): void {
   const earliest = receivedAt.getTime() - window.timePastDays * 86_400_000;
   const latest = receivedAt.getTime() + window.timeFutureMinutes * 60_000;
@@ -20,7 +21,7 @@ export function checkTimeWindow(
     `the batch was received (${receivedAt.toISOString()})`;
   const errors: RecordFieldError[] = [];
   transactions.forEach((record, index) => {
-    const at = parseOffsetDateTime(record.time)?.getTime();
+    const at = instants[index]?.getTime();
     if (at !== undefined && at >= earliest && at <= latest) return;
     errors.push({ index, orderno: record.orderno, pointer: `/transactions/${index}/time`, message });
   });

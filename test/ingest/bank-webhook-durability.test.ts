@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
 import { bankRecord, problemOf, startApp, type TestApp } from '../helpers.ts';
 import type { BankWebhookResponse } from '../../schemas/index.ts';
 import type { TestContext } from 'node:test';
 import { appDb } from '../support/app-db.ts';
+import { businessDate } from '../../core/time.ts';
 
 /**
  * Through a connection of its own to the app's store (as another process would have), makes any insert of
@@ -56,15 +58,46 @@ test('every body answered 2xx is archived verbatim with its SHA-256, time receiv
     business_date: string;
     response: string;
     accepted: number;
+    body_encoding: string | null;
   }>('SELECT * FROM webhook_batches');
   assert.equal(rows.length, 1, 'the refused body is not archived');
   const [row] = rows;
   assert.equal(row?.id, body.batch_id);
+  assert.equal(row?.body_encoding, null, 'a small body is kept as it came');
   assert.equal(row?.body.toString('utf8'), text);
   assert.equal(row?.sha256, createHash('sha256').update(text).digest('hex'));
   assert.equal(row?.received_at, body.received_at);
   assert.equal(row?.accepted, 1);
   assert.deepEqual(JSON.parse(row?.response ?? '{}'), body);
+});
+
+test('a body of 64 KiB or more is archived gzip-compressed; its SHA-256 and the replay export are of the bytes received', async (t) => {
+  const app = await startApp(t);
+  const records = Array.from({ length: 200 }, (_, i) => bankRecord({ orderno: `BIG${process.pid}-${i}` }));
+  const text = `{ "transactions" : ${JSON.stringify(records, null, 3)} }\n`;
+  assert.ok(text.length >= 64 * 1024, `the body has ${text.length} bytes`);
+  const response = await app.postBatch(text);
+  assert.equal(response.status, 200, await response.clone().text());
+  const answer = (await response.json()) as BankWebhookResponse;
+  assert.equal(answer.summary.accepted, 200);
+
+  const [row] = await appDb(t, app).rows<{ body: Buffer; body_encoding: string | null; sha256: string }>(
+    'SELECT body, body_encoding, sha256 FROM webhook_batches',
+  );
+  assert.equal(row?.body_encoding, 'gzip');
+  assert.ok(row && row.body.length < text.length / 4, `kept in ${row?.body.length} bytes`);
+  assert.equal(gunzipSync(row.body).toString('utf8'), text);
+  assert.equal(row.sha256, createHash('sha256').update(text).digest('hex'));
+
+  const receivedAt = new Date(answer.received_at);
+  const { batches } = await app.deps.store.reconArchive.exportDay(
+    businessDate(receivedAt),
+    new Date(receivedAt.getTime() + 1000),
+  );
+  assert.deepEqual(
+    batches.map((b) => b.body.toString('utf8')),
+    [text],
+  );
 });
 
 test('concurrent batches committed together: one failing batch fails alone, the others commit', async (t) => {

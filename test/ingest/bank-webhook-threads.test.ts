@@ -4,6 +4,8 @@ import { DEMO_ADMIN_PASSWORD } from '../../core/config.ts';
 import type { BankWebhookResponse } from '../../schemas/index.ts';
 import { bankRecord, startApp, type TestApp } from '../helpers.ts';
 import { scrape, sample } from '../support/metrics.ts';
+import { prepareBatch } from '../../ingest/bank-webhook/prepare-batch.ts';
+import { createBatchPreparer } from '../../ingest/bank-webhook/preparer.ts';
 
 const ADMIN = { authorization: `Basic ${Buffer.from(`admin:${DEMO_ADMIN_PASSWORD}`).toString('base64')}` };
 
@@ -76,4 +78,26 @@ test('a small batch stays on the request thread', async (t) => {
   assert.equal((await app.postBatch({ transactions: [bankRecord()] })).status, 200);
   assert.equal(await preparedOn(app, 'request'), 1);
   assert.equal(await preparedOn(app, 'worker'), 0);
+});
+
+test('a body prepared on a worker thread comes back as the same records, SHA-256 and gzip as on the request thread', async (t) => {
+  const app = await startApp(t, { WEBHOOK_THREADS: '1' });
+  const rules = { validate: app.deps.validators.bankWebhookRequest, webhook: app.deps.config.webhook };
+  // Every field varied: a pending record, a live-test route (no agency), an offset to normalise, a fraction.
+  const batch = batchOf(300, `COL${process.pid}`);
+  batch[1] = bankRecord({
+    orderno: `COL${process.pid}-test`,
+    agency: 'BANK',
+    time: '2026-11-20T09:15:23.5+0800',
+  });
+  const body = Buffer.from(JSON.stringify({ transactions: batch }));
+  const receivedAt = new Date();
+
+  const { thread, ...onWorker } = await createBatchPreparer(rules, 1).prepare(body, receivedAt);
+  assert.equal(thread, 'worker');
+  const onRequest = prepareBatch(body, receivedAt, rules);
+  assert.deepEqual(onWorker.records, onRequest.records);
+  assert.equal(onWorker.bodySha256, onRequest.bodySha256);
+  assert.ok(onWorker.bodyGzip && Buffer.isBuffer(onWorker.bodyGzip), 'the gzip comes back as a Buffer');
+  assert.ok(onWorker.bodyGzip.equals(onRequest.bodyGzip ?? Buffer.alloc(0)));
 });

@@ -35,7 +35,7 @@ interface CurrentPosting {
 
 const INSERT_BATCH = statement(
   `INSERT INTO webhook_batches (id, partner_id, received_at, business_date, content_type, body, sha256,
-     record_count) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+     record_count, body_encoding) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 );
 const FINISH_BATCH = statement(
   `UPDATE webhook_batches SET accepted = $1, duplicate = $2, updated = $3, conflict = $4, response = $5
@@ -155,6 +155,7 @@ async function applyBatch(tx: PgTx, input: IngestBatchInput): Promise<BankWebhoo
     input.body,
     input.bodySha256,
     input.records.length,
+    input.bodyEncoding ?? null,
   ]);
   // Only an orderno's first record in the batch can create its posting; a later one is judged against what
   // the records before it left, as SQLite judges them one after another (a resend inside one batch is a

@@ -4,6 +4,7 @@
  */
 import { NOT_ACQUIRER_SOURCES } from '../payment-event-sources.ts';
 import { klDayStartUtc, nextDay } from '../../time.ts';
+import { bodyAsReceived } from '../archived-body.ts';
 import { statement, type PgDb } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';
 import type { ArchivedBatch, ArchivedPayment, ReconArchiveRepository } from '../recon-archive.ts';
@@ -12,11 +13,17 @@ import type { ArchivedBatch, ArchivedPayment, ReconArchiveRepository } from '../
 const LOOKBACK_DAYS = 31;
 
 type RawBatch = { id: string; partnerId: string; receivedAt: string; body: Buffer };
+type StoredBatch = RawBatch & { encoding: string | null };
+
+/** An archived batch with its body as received. */
+function asReceived({ encoding, ...batch }: StoredBatch): RawBatch {
+  return { ...batch, body: bodyAsReceived(batch.body, encoding) };
+}
 
 // $1 day, $2 start, $3 as-of.
 const WINDOW = statement(
-  `SELECT id, partner_id AS "partnerId", received_at AS "receivedAt", body FROM webhook_batches
-   WHERE business_date >= $1 AND received_at >= $2 AND received_at < $3
+  `SELECT id, partner_id AS "partnerId", received_at AS "receivedAt", body, body_encoding AS encoding
+   FROM webhook_batches WHERE business_date >= $1 AND received_at >= $2 AND received_at < $3
    ORDER BY received_at, id`,
 );
 const MORE_POSTINGS = statement(
@@ -36,8 +43,8 @@ const POSTING_BATCHES = statement(
    WHERE p.partner_id = $1 AND p.orderno = $2 AND v.received_at < $3`,
 );
 const BATCHES_BY_ID = statement(
-  `SELECT id, partner_id AS "partnerId", received_at AS "receivedAt", body FROM webhook_batches
-   WHERE id = ANY($1::text[]) ORDER BY received_at, id`,
+  `SELECT id, partner_id AS "partnerId", received_at AS "receivedAt", body, body_encoding AS encoding
+   FROM webhook_batches WHERE id = ANY($1::text[]) ORDER BY received_at, id`,
 );
 // $1 start, $2 end, $3 as-of, $4 lookback.
 const ORDER_NOS = statement(
@@ -100,7 +107,7 @@ export function pgReconArchive(db: PgDb): ReconArchiveRepository {
       const end = klDayStartUtc(nextDay(day));
       const asOfIso = asOf.toISOString();
       return inSnapshot(db, async (tx) => {
-        const window = await tx.rows<RawBatch>(WINDOW, [day, start, asOfIso]);
+        const window = (await tx.rows<StoredBatch>(WINDOW, [day, start, asOfIso])).map(asReceived);
 
         // The postings in question, as (partner, orderno).
         const wanted = new Set<string>();
@@ -127,18 +134,20 @@ export function pgReconArchive(db: PgDb): ReconArchiveRepository {
             if (!ids.has(batchId)) earlierIds.add(batchId);
         }
         // (received_at, id) order, as SQLite sorts them: ids compared bytewise in the C collation.
-        const earlier = (await tx.rows<RawBatch>(BATCHES_BY_ID, [[...earlierIds]])).map((batch) => ({
-          partnerId: batch.partnerId,
-          receivedAt: batch.receivedAt,
-          excerpt: true,
-          body: Buffer.from(
-            JSON.stringify({
-              transactions: transactionsOf(batch.body).filter((r) =>
-                wanted.has(key(batch.partnerId, r.orderno)),
-              ),
-            }),
-          ),
-        }));
+        const earlier = (await tx.rows<StoredBatch>(BATCHES_BY_ID, [[...earlierIds]]))
+          .map(asReceived)
+          .map((batch) => ({
+            partnerId: batch.partnerId,
+            receivedAt: batch.receivedAt,
+            excerpt: true,
+            body: Buffer.from(
+              JSON.stringify({
+                transactions: transactionsOf(batch.body).filter((r) =>
+                  wanted.has(key(batch.partnerId, r.orderno)),
+                ),
+              }),
+            ),
+          }));
         const batches: ArchivedBatch[] = [
           ...earlier,
           ...window.map((b) => ({

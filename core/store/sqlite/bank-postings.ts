@@ -39,20 +39,31 @@ const POSTING_INSERT = `INSERT INTO bank_postings (partner_id, orderno, bank_age
 const POSTING_TUPLE = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)';
 
 /**
- * Inserts new postings (record, index in its batch) as version 1, ROWS_PER_INSERT to a statement: one call
- * into SQLite per hundred rows instead of per row. Statements are prepared once per row count.
+ * Inserts postings (record, index in its batch) as version 1, ROWS_PER_INSERT to a statement (one call into
+ * SQLite per hundred rows instead of per row), skipping any whose (partner, orderno) is stored: the unique
+ * key's own lookup is the existence check. Returns the ordernos it stored. Statements are prepared once per
+ * row count.
  */
 function multiRowInsert(db: Db) {
   const statements = new Map<number, Statement>();
   const statementFor = (rows: number) => {
     let insert = statements.get(rows);
     if (!insert) {
-      insert = db.prepare(POSTING_INSERT + Array.from({ length: rows }, () => POSTING_TUPLE).join(', '));
+      const tuples = Array.from({ length: rows }, () => POSTING_TUPLE).join(', ');
+      insert = db.prepare(`${POSTING_INSERT}${tuples} ON CONFLICT (partner_id, orderno) DO NOTHING`);
       statements.set(rows, insert);
     }
     return insert;
   };
+  // Only when a statement skipped rows: which of its ordernos this batch created.
+  const createdBy = db
+    .prepare<[string, string, string], string>(
+      `SELECT orderno FROM bank_postings
+       WHERE partner_id = ? AND orderno IN (SELECT value FROM json_each(?)) AND first_batch_id = ?`,
+    )
+    .pluck();
   return (records: readonly [PreparedRecord, number][], partnerId: string, batchId: string, at: string) => {
+    const createdHere = new Set<string>();
     for (let first = 0; first < records.length; first += ROWS_PER_INSERT) {
       const chunk = records.slice(first, first + ROWS_PER_INSERT);
       const values: unknown[] = [];
@@ -61,19 +72,27 @@ function multiRowInsert(db: Db) {
         values.push(partnerId, r.orderno, r.bankAgency, r.route, r.agencyCode, r.status, r.amountSen, r.name,
           r.email, r.timeRaw, r.timeUtc, r.businessDate, r.canonical, r.sha256, batchId, index, at, at);
       }
-      statementFor(chunk.length).run(values);
+      const { changes } = statementFor(chunk.length).run(values);
+      const ordernos = chunk.map(([r]) => r.orderno);
+      const created =
+        changes === chunk.length ? ordernos : createdBy.all(partnerId, JSON.stringify(ordernos), batchId);
+      for (const orderno of created) createdHere.add(orderno);
     }
+    return createdHere;
   };
 }
 
 /** Bank postings: the batch ingest and its reads. */
 export function sqliteBankPostings(db: Db): BankPostingsRepository {
-  const insertBatch = db.prepare<[string, string, string, string, string, Buffer, string, number]>(
+  // The row goes in first (the postings refer to it) without its body, which finishBatch writes with the
+  // response: SQLite rewrites a whole row on UPDATE, so a body inserted here would be written twice.
+  const insertBatch = db.prepare<[string, string, string, string, string, string, number]>(
     `INSERT INTO webhook_batches (id, partner_id, received_at, business_date, content_type, body, sha256, record_count)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+     VALUES (?, ?, ?, ?, ?, x'', ?, ?)`,
   );
-  const finishBatch = db.prepare<[number, number, number, number, string, string]>(
-    `UPDATE webhook_batches SET accepted = ?, duplicate = ?, updated = ?, conflict = ?, response = ? WHERE id = ?`,
+  const finishBatch = db.prepare<[Buffer, string | null, number, number, number, number, string, string]>(
+    `UPDATE webhook_batches SET body = ?, body_encoding = ?, accepted = ?, duplicate = ?, updated = ?,
+       conflict = ?, response = ? WHERE id = ?`,
   );
   const selectCurrent = db.prepare<[string, string], CurrentPosting>(
     `SELECT id, status, version, content_sha256 AS sha256, record, first_batch_id AS batchId,
@@ -82,19 +101,6 @@ export function sqliteBankPostings(db: Db): BankPostingsRepository {
   );
   const selectVersionBySha = db.prepare<[number, string], { version: number }>(
     `SELECT version FROM bank_posting_versions WHERE posting_id = ? AND content_sha256 = ?`,
-  );
-  // prettier-ignore
-  const insertPosting = db.prepare<[string, string, string, string, string | null, string, number, string, string,
-    string, string, string, string, string, string, number, string, string]>(
-    `INSERT INTO bank_postings (partner_id, orderno, bank_agency, route, agency_code, status, amount_sen, name,
-       email, time_raw, time_utc, business_date, record, content_sha256, version, first_batch_id,
-       first_record_index, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
-  );
-  // The batch's ordernos already stored, in one query instead of one lookup per record.
-  const selectStored = db.prepare<[string, string], { orderno: string }>(
-    `SELECT orderno FROM bank_postings
-     WHERE partner_id = ? AND orderno IN (SELECT value FROM json_each(?))`,
   );
   const insertPostings = multiRowInsert(db);
   const insertVersion = db.prepare<[number, number, string, string, string, string, number, string]>(
@@ -128,29 +134,8 @@ export function sqliteBankPostings(db: Db): BankPostingsRepository {
   ): BankRecordResult {
     const base = { index, orderno: record.orderno };
     const current = selectCurrent.get(partnerId, record.orderno);
-    if (!current) {
-      insertPosting.run(
-        partnerId,
-        record.orderno,
-        record.bankAgency,
-        record.route,
-        record.agencyCode,
-        record.status,
-        record.amountSen,
-        record.name,
-        record.email,
-        record.timeRaw,
-        record.timeUtc,
-        record.businessDate,
-        record.canonical,
-        record.sha256,
-        batchId,
-        index,
-        at,
-        at,
-      );
-      return { ...base, outcome: 'accepted', status: record.status };
-    }
+    // Only records whose orderno was stored, or created earlier in the batch, come here.
+    if (!current) throw new Error(`posting ${record.orderno} is neither stored nor created by its batch`);
     const seenBefore =
       current.sha256 === record.sha256 ||
       (current.version > 1 && selectVersionBySha.get(current.id, record.sha256) !== undefined);
@@ -206,36 +191,35 @@ export function sqliteBankPostings(db: Db): BankPostingsRepository {
   function applyBatch(input: IngestBatchInput): BankWebhookResponse {
     const batchId = newId('bat');
     const at = input.receivedAt.toISOString();
+    const { partnerId } = input;
     insertBatch.run(
       batchId,
-      input.partnerId,
+      partnerId,
       at,
       input.businessDate,
       input.contentType,
-      input.body,
       input.bodySha256,
       input.records.length,
     );
-    const stored = new Set(
-      selectStored
-        .all(input.partnerId, JSON.stringify(input.records.map((r) => r.orderno)))
-        .map((r) => r.orderno),
-    );
-    // New postings wait in `fresh` and go in with multi-row INSERTs; a record whose orderno is stored, or
-    // came earlier in this batch, is judged one by one against what the records before it left (so the
-    // waiting ones are written first): the same judgements, in the same order, as one record at a time.
-    const fresh: [PreparedRecord, number][] = [];
+    // Each orderno's first record creates its posting unless one is stored: all go in first, in batch
+    // order. Every other record (its orderno stored, or seen earlier in the batch) is then judged one by
+    // one, in order, against what the records before it left: a record's judgement depends only on its
+    // own orderno's postings, so these are the judgements of one record at a time (decision 204).
+    const firsts: [PreparedRecord, number][] = [];
     const seen = new Set<string>();
-    const results = input.records.map((record, index): BankRecordResult => {
-      if (!stored.has(record.orderno) && !seen.has(record.orderno)) {
-        seen.add(record.orderno);
-        fresh.push([record, index]);
-        return { index, orderno: record.orderno, outcome: 'accepted', status: record.status };
-      }
-      if (fresh.length > 0) insertPostings(fresh.splice(0), input.partnerId, batchId, at);
-      return judge(record, index, batchId, at, input.partnerId, input.businessDate);
+    input.records.forEach((record, index) => {
+      if (seen.has(record.orderno)) return;
+      seen.add(record.orderno);
+      firsts.push([record, index]);
     });
-    if (fresh.length > 0) insertPostings(fresh, input.partnerId, batchId, at);
+    const created = insertPostings(firsts, partnerId, batchId, at);
+    const creator = new Map<string, number>();
+    for (const [record, index] of firsts) if (created.has(record.orderno)) creator.set(record.orderno, index);
+    const results = input.records.map((record, index): BankRecordResult => {
+      if (creator.get(record.orderno) === index)
+        return { index, orderno: record.orderno, outcome: 'accepted', status: record.status };
+      return judge(record, index, batchId, at, partnerId, input.businessDate);
+    });
     const summary = { records: results.length, accepted: 0, duplicate: 0, updated: 0, conflict: 0 };
     for (const result of results) summary[result.outcome] += 1;
     const response: BankWebhookResponse = {
@@ -246,7 +230,9 @@ export function sqliteBankPostings(db: Db): BankPostingsRepository {
       results,
     };
     const { accepted, duplicate, updated, conflict } = summary;
-    finishBatch.run(accepted, duplicate, updated, conflict, JSON.stringify(response), batchId);
+    // prettier-ignore
+    finishBatch.run(input.body, input.bodyEncoding ?? null, accepted, duplicate, updated, conflict,
+      JSON.stringify(response), batchId);
     // The work this batch causes commits with it (transactional outbox): the pipeline normalises it.
     if (accepted + updated > 0) writeOutbox(NORMALISE_QUEUE, normaliseJobId(batchId), { batchId }, at);
     return response;

@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import { bodyAsReceived } from '../archived-body.ts';
 import { NOT_ACQUIRER_SOURCES } from '../payment-event-sources.ts';
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import type { ArchivedBatch, ArchivedPayment, ReconArchiveRepository } from '../recon-archive.ts';
@@ -21,15 +22,14 @@ export function sqliteReconArchive(db: Db): ReconArchiveRepository {
       };
       return db.transaction(() => {
         const window = db
-          .prepare<
-            Record<string, string>,
-            { id: string; partnerId: string; receivedAt: string; body: Buffer }
-          >(
-            `SELECT id, partner_id AS partnerId, received_at AS receivedAt, body FROM webhook_batches
+          .prepare<Record<string, string>, StoredBatch>(
+            `SELECT id, partner_id AS partnerId, received_at AS receivedAt, body, body_encoding AS encoding
+             FROM webhook_batches
              WHERE business_date >= @day AND received_at >= @start AND received_at < @asOf
              ORDER BY received_at, id`,
           )
-          .all(params);
+          .all(params)
+          .map(asReceived);
 
         // The postings in question, as (partner, orderno).
         const wanted = new Set<string>();
@@ -67,14 +67,12 @@ export function sqliteReconArchive(db: Db): ReconArchiveRepository {
           for (const { batchId } of postingBatches.all({ partner, orderno, before: params.start }))
             if (!ids.has(batchId)) earlierIds.add(batchId);
         }
-        const batchById = db.prepare<
-          [string],
-          { id: string; partnerId: string; receivedAt: string; body: Buffer }
-        >(
-          'SELECT id, partner_id AS partnerId, received_at AS receivedAt, body FROM webhook_batches WHERE id = ?',
+        const batchById = db.prepare<[string], StoredBatch>(
+          `SELECT id, partner_id AS partnerId, received_at AS receivedAt, body, body_encoding AS encoding
+           FROM webhook_batches WHERE id = ?`,
         );
         const earlier = [...earlierIds]
-          .map((id) => batchById.get(id)!)
+          .map((id) => asReceived(batchById.get(id)!))
           .sort((a, b) =>
             a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : a.id < b.id ? -1 : 1,
           )
@@ -171,6 +169,19 @@ export function sqliteReconArchive(db: Db): ReconArchiveRepository {
       }).immediate();
     },
   };
+}
+
+interface StoredBatch {
+  id: string;
+  partnerId: string;
+  receivedAt: string;
+  body: Buffer;
+  encoding: string | null;
+}
+
+/** An archived batch with its body as received. */
+function asReceived({ encoding, ...batch }: StoredBatch): Omit<StoredBatch, 'encoding'> {
+  return { ...batch, body: bodyAsReceived(batch.body, encoding) };
 }
 
 /** The records of an archived body (it was schema-valid when accepted). */
