@@ -5,6 +5,19 @@ import { payerLang, switchHref } from './lang.ts';
 
 export { escapeHtml, html, SafeHtml } from '../../core/html.ts';
 
+/** The pages' Content-Security-Policy; `formAction` adds the one foreign origin a form may post to. */
+const csp = (formAction: string) =>
+  [
+    "default-src 'none'",
+    "style-src 'self'",
+    "script-src 'self'",
+    "img-src 'self' data:",
+    `form-action 'self'${formAction}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+const CSP = csp('');
+
 /**
  * A whole page: our stylesheet and script only (no CDN), and headers that keep it from being framed,
  * cached or sniffed. `formAction` adds the one foreign origin a page may post to (the merchant's).
@@ -30,18 +43,7 @@ export function sendPage(
   });
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
-  ctx.set(
-    'Content-Security-Policy',
-    [
-      "default-src 'none'",
-      "style-src 'self'",
-      "script-src 'self'",
-      "img-src 'self' data:",
-      `form-action 'self'${page.formAction ? ` ${page.formAction}` : ''}`,
-      "frame-ancestors 'none'",
-      "base-uri 'none'",
-    ].join('; '),
-  );
+  ctx.set('Content-Security-Policy', page.formAction ? csp(` ${page.formAction}`) : CSP);
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Referrer-Policy', 'no-referrer');
   ctx.set('Cache-Control', 'no-store');

@@ -3,7 +3,7 @@ import type { ErrorCode } from '../../core/errors.ts';
 import type { AgencyRow, OrderRow, PaymentMethod } from '../../core/store/index.ts';
 import type { AcquirerBank } from '../../core/acquirer/types.ts';
 import type { FieldError } from '../../schemas/index.ts';
-import { html } from './html.ts';
+import { html, type SafeHtml } from './html.ts';
 import { formatRinggit, messages, payerError, type Lang } from './i18n.ts';
 import { categoryName, errorItems, errorList, logo, summary, type Page } from './page-parts.ts';
 
@@ -25,13 +25,7 @@ export function checkoutPage(
 ): Page {
   const m = messages(lang);
   const { order, agency } = input;
-  const bankSelect = html`<span class="bank-choice">
-    <label for="bank">${m.fpxBank}</label>
-    <select id="bank" name="bank">
-      <option value="">${m.chooseBank}</option>
-      ${input.banks.map((b) => html`<option value="${b.id}">${b.label ?? b.name}</option>`)}
-    </select>
-  </span>`;
+  const bankSelect = bankChoice(lang, input.banks);
   return {
     title: m.payTitle(agency.name),
     body: html`${logo(agency)}
@@ -74,6 +68,30 @@ export function checkoutPage(
       <p class="muted">${m.orderNote(order.orderNo, order.email)}</p>
       ${input.cancelHref ? html`<p><a href="${input.cancelHref}">${m.cancel}</a></p>` : ''}`,
   };
+}
+
+// The bank list is the same for every order of an acquirer: rendered once per list and language.
+const bankChoices = new WeakMap<readonly AcquirerBank[], Map<Lang, SafeHtml>>();
+
+function bankChoice(lang: Lang, banks: readonly AcquirerBank[]): SafeHtml {
+  let byLang = bankChoices.get(banks);
+  if (!byLang) {
+    byLang = new Map();
+    bankChoices.set(banks, byLang);
+  }
+  let rendered = byLang.get(lang);
+  if (!rendered) {
+    const m = messages(lang);
+    rendered = html`<span class="bank-choice">
+      <label for="bank">${m.fpxBank}</label>
+      <select id="bank" name="bank">
+        <option value="">${m.chooseBank}</option>
+        ${banks.map((b) => html`<option value="${b.id}">${b.label ?? b.name}</option>`)}
+      </select>
+    </span>`;
+    byLang.set(lang, rendered);
+  }
+  return rendered;
 }
 
 /**

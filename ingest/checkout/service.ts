@@ -1,7 +1,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Deps } from '../../core/deps.ts';
 import { DomainError } from '../../core/errors.ts';
-import { isForbiddenAddress } from '../../core/outbound/callback-client.ts';
+import type { BlockList } from 'node:net';
+import { isForbiddenAddress, parseAllowedAddresses } from '../../core/outbound/callback-client.ts';
 import { parseOrderFields } from '../../core/payments/order-fields.ts';
 import { NO_SUCH_AGENCY_KEY, verifySignedRequest } from '../../core/signatures.ts';
 import type { AgencyRow, NewOrder, OrderRow } from '../../core/store/index.ts';
@@ -100,6 +101,18 @@ async function checkSignature(
   if (refusal) throw new DomainError(refusal);
 }
 
+// The configured exemptions, parsed once per configuration rather than for every checkout.
+const allowedLists = new WeakMap<readonly string[], BlockList>();
+
+function allowedAddresses(list: readonly string[]): BlockList {
+  let allowed = allowedLists.get(list);
+  if (!allowed) {
+    allowed = parseAllowedAddresses(list);
+    allowedLists.set(list, allowed);
+  }
+  return allowed;
+}
+
 function returnUrlProblems(deps: Deps, agency: AgencyRow, returnUrl: string): FieldError[] {
   let url: URL;
   try {
@@ -111,13 +124,16 @@ function returnUrlProblems(deps: Deps, agency: AgencyRow, returnUrl: string): Fi
     return [{ pointer: '/returnUrl', message: 'must not carry a user name or password' }];
   }
   const host = url.hostname.toLowerCase();
-  if (!agency.settings.callbackHosts.map((h) => h.toLowerCase()).includes(host)) {
+  if (!agency.settings.callbackHosts.some((h) => h.toLowerCase() === host)) {
     return [
       { pointer: '/returnUrl', message: `host ${host} is not an allowed callback host of ${agency.code}` },
     ];
   }
   const literal = host.startsWith('[') ? host.slice(1, -1) : host;
-  if (/^[\d.]+$|:/.test(literal) && isForbiddenAddress(literal, deps.config.callbacks.allowedAddresses)) {
+  if (
+    /^[\d.]+$|:/.test(literal) &&
+    isForbiddenAddress(literal, allowedAddresses(deps.config.callbacks.allowedAddresses))
+  ) {
     return [
       { pointer: '/returnUrl', message: 'must not point to a private, loopback or link-local address' },
     ];

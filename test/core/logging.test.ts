@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
+import Koa from 'koa';
+import { requestContext } from '../../core/http/request-context.ts';
+import type { AppState } from '../../core/http/state.ts';
 import { createLogger } from '../../core/logger.ts';
 import { bankRecord, DEMO_PASSWORD, startApp } from '../helpers.ts';
 
@@ -64,4 +69,59 @@ test('a request logs one line with its request id, and never the password or the
   ]) {
     assert.ok(!logs.includes(secret), `${secret} appears in the logs`);
   }
+});
+
+test("a request's line and what its handler logs both carry its request id, one line each", async (t) => {
+  const lines: string[] = [];
+  const logger = createLogger(
+    'info',
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(...chunk.toString().split('\n').filter(Boolean));
+        done();
+      },
+    }),
+  );
+  const app = new Koa<AppState>();
+  app.use(requestContext(logger));
+  app.use((ctx) => {
+    if (ctx.path === '/noisy') ctx.state.log?.warn({ step: 'checked' }, 'handler says');
+    ctx.body = 'ok';
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => server.close());
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  for (const [path, id] of [
+    ['/quiet', 'quiet-1'],
+    ['/noisy', 'noisy-1'],
+  ] as const) {
+    const res = await fetch(`${base}${path}`, { headers: { 'x-request-id': id } });
+    assert.equal(res.headers.get('x-request-id'), id);
+    await res.text();
+  }
+  const entries = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(
+    entries.map((e) => [e.request_id, e.msg]),
+    [
+      ['quiet-1', 'request'],
+      ['noisy-1', 'handler says'],
+      ['noisy-1', 'request'],
+    ],
+  );
+  // The request line has one shape, whether or not its handler logged.
+  for (const line of entries.filter((e) => e.msg === 'request')) {
+    assert.deepEqual(Object.keys(line), [
+      'level',
+      'time',
+      'request_id',
+      'method',
+      'path',
+      'status',
+      'ms',
+      'msg',
+    ]);
+    assert.equal(line.status, 200);
+  }
+  assert.equal(entries[1]?.step, 'checked');
 });

@@ -18,15 +18,28 @@ interface RawAgency {
 const SELECT = `SELECT code, name, created_at AS createdAt, api_key AS apiKey,
   api_key_rotated_at AS apiKeyRotatedAt, settings FROM agencies`;
 
-function toRow(raw: RawAgency): AgencyRow {
+function toRow(raw: RawAgency, settings: AgencySettings = parseSettings(raw.settings)): AgencyRow {
   return {
     code: raw.code,
     name: raw.name,
     createdAt: raw.createdAt,
     hasApiKey: raw.apiKey !== null,
     apiKeyRotatedAt: raw.apiKeyRotatedAt,
-    settings: { ...DEFAULT_AGENCY_SETTINGS, ...(JSON.parse(raw.settings) as Partial<AgencySettings>) },
+    settings,
   };
+}
+
+function parseSettings(text: string): AgencySettings {
+  return { ...DEFAULT_AGENCY_SETTINGS, ...(JSON.parse(text) as Partial<AgencySettings>) };
+}
+
+/** Freezes a value and everything in it, so one parse can be handed to every reader. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }
 
 /**
@@ -39,6 +52,21 @@ export function sqliteAgencies(db: Db): AgenciesRepository {
   const apiKeyByCode = db.prepare<[string], { apiKey: string | null }>(
     'SELECT api_key AS apiKey FROM agencies WHERE code = ?',
   );
+  // Each read still reads the row (a change by another process is seen at once); only the parse of the
+  // settings text is kept, per agency, while that text is unchanged: a checkout reads them twice, and a
+  // logo makes them large (decision 191). Frozen, since every reader shares them.
+  const parsed = new Map<string, { text: string; settings: AgencySettings }>();
+  const settingsOf = (raw: RawAgency): AgencySettings => {
+    const known = parsed.get(raw.code);
+    if (known?.text === raw.settings) return known.settings;
+    // Its own copy of the defaults' arrays and objects: freezing must not reach the shared ones.
+    const settings = deepFreeze({
+      ...structuredClone(DEFAULT_AGENCY_SETTINGS),
+      ...(JSON.parse(raw.settings) as Partial<AgencySettings>),
+    });
+    parsed.set(raw.code, { text: raw.settings, settings });
+    return settings;
+  };
   return {
     /** Creates an agency; false when the code is taken (nothing changes then). */
     async create(input: {
@@ -67,11 +95,14 @@ export function sqliteAgencies(db: Db): AgenciesRepository {
 
     async get(code: string): Promise<AgencyRow | undefined> {
       const raw = byCode.get(code);
-      return raw && toRow(raw);
+      return raw && toRow(raw, settingsOf(raw));
     },
 
     async list(): Promise<AgencyRow[]> {
-      return db.prepare<[], RawAgency>(`${SELECT} ORDER BY code`).all().map(toRow);
+      return db
+        .prepare<[], RawAgency>(`${SELECT} ORDER BY code`)
+        .all()
+        .map((raw) => toRow(raw));
     },
 
     /** The agency's API key, to verify or make signatures; undefined when it has none. */

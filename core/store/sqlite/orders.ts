@@ -32,18 +32,23 @@ export function sqliteOrders(db: Db): OrdersRepository {
   const orderByRef = db.prepare<[string, string], OrderRow>(
     `SELECT ${ORDER_COLUMNS} FROM payments WHERE agency_code = ? AND ref_no = ? AND source = 'checkout'`,
   );
+  // One statement inserts and returns the new row; a merchant's refNo seen before inserts nothing (the
+  // partial unique index of checkout orders) and returns no row, and then the existing order is read.
   const insertOrder = db.prepare<
     Omit<NewOrder, 'extras' | 'payLink'> & {
       extras: string | null;
       source: string;
       payLink: string | null;
       uses: string | null;
-    }
+    },
+    OrderRow
   >(
     `INSERT INTO payments (order_no, agency_code, ref_no, extra_data, payment_category, amount_sen, email,
        return_url, status, created_at, updated_at, form_token, extras, source, pay_link, pay_link_uses)
      VALUES (@orderNo, @agencyCode, @refNo, @extraData, @paymentCategory, @amountSen, @email, @returnUrl,
-       'pending', @at, @at, @formToken, @extras, @source, @payLink, @uses)`,
+       'pending', @at, @at, @formToken, @extras, @source, @payLink, @uses)
+     ON CONFLICT (agency_code, ref_no) WHERE source = 'checkout' DO NOTHING
+     RETURNING ${ORDER_COLUMNS}`,
   );
   // A once-link is taken by a payment that succeeded, or one the bank is working on (pending with an
   // attempt): a second payer would pay twice. A failed or abandoned payment leaves it free.
@@ -101,17 +106,20 @@ export function sqliteOrders(db: Db): OrdersRepository {
     async createOrder(order: NewOrder): Promise<{ created: boolean; order: OrderRow }> {
       const { payLink, ...fields } = order;
       return inGroup(() => {
-        const existing = payLink ? undefined : orderByRef.get(order.agencyCode, order.refNo);
-        if (existing) return { created: false, order: existing };
-        insertOrder.run({
+        const created = insertOrder.get({
           ...fields,
           extras: order.extras ? JSON.stringify(order.extras) : null,
           source: payLink ? 'pay-link' : 'checkout',
           payLink: payLink?.link ?? null,
           uses: payLink?.uses ?? null,
         });
+        if (!created) {
+          const existing = orderByRef.get(order.agencyCode, order.refNo);
+          if (!existing) throw new Error(`no order of ${order.agencyCode} ${order.refNo} after a conflict`);
+          return { created: false, order: existing };
+        }
         insertEvent.run(order.orderNo, order.at, 'pending', null, 'checkout');
-        return { created: true, order: orderBy.get(order.orderNo) as OrderRow };
+        return { created: true, order: created };
       });
     },
 
