@@ -11,6 +11,7 @@ import {
   type LedgerRepository,
 } from '../ledger.ts';
 import { pgGroupCommitter } from './group-commit.ts';
+import { LEDGER_LINGER } from '../linger.ts';
 import { completeOutbox, writeOutbox } from './outbox.ts';
 import { statement, type PgDb } from './pool.ts';
 import { jsonParam } from './text.ts';
@@ -97,7 +98,7 @@ export function pgLedger(db: PgDb): LedgerRepository {
       await inGroup(async (tx) => {
         await tx.run(APPEND_FROM_BATCH, [batchId, sink, at]);
         if (completes) await completeOutbox(tx, completes, at);
-      });
+      }, LEDGER_LINGER);
     },
 
     async entries(sink, day) {

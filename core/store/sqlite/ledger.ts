@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.ts';
 import { groupCommitter } from './group-commit.ts';
+import { LEDGER_LINGER } from '../linger.ts';
 import { outboxCompleter, outboxWriter } from './outbox.ts';
 import type { Job, OutboxCompletion } from '../outbox.ts';
 import {
@@ -132,7 +133,7 @@ export function sqliteLedger(db: Db): LedgerRepository {
       await inGroup(() => {
         appendFromBatch.run({ batchId, sink, at });
         if (completes) complete(completes, at);
-      });
+      }, LEDGER_LINGER);
     },
 
     /** A sink's ledger entries of a business day (or all), oldest first: for the workbook and tests. */
