@@ -137,7 +137,8 @@ function writeLock(db: Db) {
         busySince = undefined;
         return true;
       } catch (error) {
-        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+        // SQLITE_BUSY, or one of its extended codes (SQLITE_BUSY_RECOVERY while another opens the WAL).
+        if (!String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY')) throw error;
         busySince ??= Date.now();
         return false;
       } finally {
