@@ -13,3 +13,9 @@ export interface Linger {
  * or the callback job's 32 at once, gathered most of a wave in measurements (decision 176).
  */
 export const DELIVERY_LINGER: Linger = { lingerMs: 2, upTo: 32 };
+
+/**
+ * A batch's ledger appends (one job per sink, each its own queue) reach a worker one by one from Redis: a
+ * short wait lets the sinks of a batch share a commit there too. Embedded, they are asked in one turn.
+ */
+export const LEDGER_LINGER: Linger = { lingerMs: 2, upTo: 3 };

@@ -2,11 +2,12 @@ import type { Deps } from '../../core/deps.ts';
 import { NORMALISE_QUEUE, ledgerJobId, ledgerQueue, normaliseJobId } from '../../core/queues.ts';
 import type { BankTransaction, NormaliseJob } from '../../schemas/index.ts';
 import { normaliseRecord } from '../normalise/rules.ts';
-import { PermanentJobError, type JobDefinition } from './types.ts';
+import { PermanentJobError, type JobContext, type JobDefinition, type JobOutcome } from './types.ts';
 
 /**
  * Normalises every posting version a stored webhook batch brought in (one job per batch, not per record),
- * then hands each sink's share to that sink's ledger queue, in the same transaction.
+ * then hands each sink's share to that sink's ledger queue, in the same transaction, which also completes
+ * the job's own outbox row (issue 17).
  */
 export const normaliseJob: JobDefinition<NormaliseJob> = {
   name: 'normalise',
@@ -14,7 +15,7 @@ export const normaliseJob: JobDefinition<NormaliseJob> = {
   jobId: normaliseJobId,
   payloadSchema: 'https://schemas.amil.my/jobs/normalise-job.json',
   retry: { horizonMs: (pipeline) => pipeline.retryHorizonMs.normalise },
-  async process(data: NormaliseJob, deps: Deps): Promise<void> {
+  async process(data: NormaliseJob, deps: Deps, context?: JobContext): Promise<JobOutcome> {
     const versions = await deps.store.ledger.batchVersions(data.batchId);
     // Only batches that stored something get this job, so nothing found means a wrong batch id.
     if (versions.length === 0) throw new PermanentJobError(`batch ${data.batchId} brought in no postings`);
@@ -36,6 +37,7 @@ export const normaliseJob: JobDefinition<NormaliseJob> = {
       jobId: ledgerJobId(sink, data.batchId),
       payload: { batchId: data.batchId, sink },
     }));
-    await deps.store.ledger.saveNormalised(rows, jobs, deps.clock.now());
+    await deps.store.ledger.saveNormalised(rows, jobs, deps.clock.now(), context?.completes);
+    return { outboxCompleted: context?.completes !== undefined };
   },
 };

@@ -133,3 +133,24 @@ void test('callbacks claimed together share commits, and one callback claimed tw
   );
   assert.equal(delivered.get()!.n, 20);
 });
+
+void test('a group waits for a write lock another connection holds without blocking the thread, and commits once it is free', async (t) => {
+  const { store, raw } = await storeWithAgency(t);
+  // Another process's worker in the middle of its write: the file's write lock is taken.
+  raw.exec('BEGIN IMMEDIATE');
+  let settled = false;
+  const order = store.orders.createOrder(newOrder('LOCKED')).finally(() => {
+    settled = true;
+  });
+  const t0 = Date.now();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  // SQLite's own busy wait would have held this thread (and so this timer) until it gave up.
+  assert.ok(Date.now() - t0 < 1000, 'the timer ran while the group waited for the lock');
+  assert.equal(settled, false, 'not answered before it is committed');
+  raw.exec('COMMIT');
+  assert.equal((await order).created, true);
+  const rows = raw
+    .prepare<[], { n: number }>("SELECT count(*) AS n FROM payments WHERE order_no = 'LOCKED'")
+    .get();
+  assert.equal(rows!.n, 1);
+});

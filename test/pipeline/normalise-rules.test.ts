@@ -124,3 +124,29 @@ test('a control character kept in a name, e-mail or address is flagged CONTROL_C
     'leading and trailing space is trimmed',
   );
 });
+
+test("the business day is Kuala Lumpur's for every instant, on either side of its midnight and whatever the offset sent", () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2099, 11, 31) }),
+      fc.constantFrom('Z', '+08:00', '-05:30', '+05:45'),
+      (ms, zone) => {
+        const offsetMin =
+          zone === 'Z'
+            ? 0
+            : (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4)));
+        const local = new Date(Math.floor(ms / 1000) * 1000 + offsetMin * 60_000).toISOString().slice(0, 19);
+        const n = normaliseRecord(bankRecord({ time: `${local}${zone}` }));
+        const kl = new Date(Math.floor(ms / 1000) * 1000 + 8 * 3_600_000).toISOString().slice(0, 10);
+        assert.equal(n.businessDate, kl);
+      },
+    ),
+  );
+  // Each side of midnight in Kuala Lumpur (16:00 UTC), asked one after the other.
+  assert.equal(normaliseRecord(bankRecord({ time: '2026-11-20T15:59:59Z' })).businessDate, '2026-11-20');
+  assert.equal(normaliseRecord(bankRecord({ time: '2026-11-20T16:00:00Z' })).businessDate, '2026-11-21');
+  assert.equal(
+    normaliseRecord(bankRecord({ time: '2026-11-20T23:59:59.999+08:00' })).businessDate,
+    '2026-11-20',
+  );
+});

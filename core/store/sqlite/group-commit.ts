@@ -4,6 +4,9 @@ import type { Linger } from '../linger.ts';
 /** At most this many writes share a commit, so one group never holds the write lock for long. */
 const MAX_GROUP = 256;
 
+/** How soon a group whose write lock another connection holds looks again. */
+const LOCK_RETRY_MS = 1;
+
 /** Runs `work` in the connection's next group commit; settles after that commit. */
 export type InGroup = <T>(work: () => T, linger?: Linger) => Promise<T>;
 
@@ -34,7 +37,8 @@ export function groupCommitter(db: Db): InGroup {
 const committers = new WeakMap<Db, InGroup>();
 
 function newCommitter(db: Db): InGroup {
-  let queue: Pending[] = [];
+  const queue: Pending[] = [];
+  const lock = writeLock(db);
   // A flush at the end of this turn is scheduled; or a lingering one, by timer.
   let immediate = false;
   let timer: NodeJS.Timeout | undefined;
@@ -52,23 +56,38 @@ function newCommitter(db: Db): InGroup {
     immediate = false;
     if (timer) clearTimeout(timer);
     timer = undefined;
-    const group = queue.slice(0, MAX_GROUP);
-    queue = queue.slice(MAX_GROUP);
+    if (queue.length === 0) return;
+    try {
+      if (!lock.begin()) {
+        // Another connection (a worker process on the same file) holds the write lock: look again shortly,
+        // with this thread free meanwhile, and whatever is asked for until then joins this group.
+        timer = setTimeout(flush, LOCK_RETRY_MS);
+        return;
+      }
+    } catch (error) {
+      // BEGIN itself failed (an I/O error, or the lock still held after the busy timeout): nothing stored.
+      const group = queue.splice(0, MAX_GROUP);
+      if (queue.length > 0) flushSoon();
+      for (const item of group) item.reject(error);
+      return;
+    }
+    const group = queue.splice(0, MAX_GROUP);
     if (queue.length > 0) flushSoon();
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
-      db.transaction(() => {
-        for (const item of group) {
-          try {
-            // A nested better-sqlite3 transaction is a savepoint: its failure undoes only its own writes.
-            outcomes.push({ ok: true, value: db.transaction(item.work)() });
-          } catch (error) {
-            outcomes.push({ ok: false, error });
-          }
+      for (const item of group) {
+        try {
+          // Inside the open transaction a better-sqlite3 transaction is a savepoint: its failure undoes
+          // only its own writes.
+          outcomes.push({ ok: true, value: db.transaction(item.work)() });
+        } catch (error) {
+          outcomes.push({ ok: false, error });
         }
-      }).immediate();
+      }
+      lock.commit();
     } catch (error) {
-      // The commit itself failed (disk full, lock timeout): nothing of the group is stored.
+      // The commit itself failed (disk full): nothing of the group is stored.
+      lock.rollback();
       for (const item of group) item.reject(error);
       return;
     }
@@ -86,4 +105,49 @@ function newCommitter(db: Db): InGroup {
       if (!linger || queue.length >= linger.upTo) flushSoon();
       else timer ??= setTimeout(flush, linger.lingerMs);
     });
+}
+
+/**
+ * BEGIN IMMEDIATE without sleeping (issue 17): SQLite's busy handler sleeps the whole thread, in steps of up
+ * to 100 ms, while another process (a second worker on the same file) holds the write lock, so a worker that
+ * wanted to write could neither take the jobs Redis offered it nor notice the lock come free. `begin()` asks
+ * once, with no busy wait, and says whether it got the lock; the caller waits on a timer instead. Only after
+ * the connection's own busy timeout of such waiting does it wait the blocking way, so a group never waits
+ * longer than it did (nor starves behind a busy neighbour for ever).
+ */
+function writeLock(db: Db) {
+  const busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
+  // Run, not prepared: SQLite applies a PRAGMA when it compiles it, so a prepared one would not re-apply.
+  const noWait = () => db.exec('PRAGMA busy_timeout = 0');
+  const wait = () => db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  const rollback = db.prepare('ROLLBACK');
+  let busySince: number | undefined;
+  return {
+    begin(): boolean {
+      if (busySince !== undefined && Date.now() - busySince >= busyTimeoutMs) {
+        busySince = undefined;
+        begin.run();
+        return true;
+      }
+      noWait();
+      try {
+        begin.run();
+        busySince = undefined;
+        return true;
+      } catch (error) {
+        // SQLITE_BUSY, or one of its extended codes (SQLITE_BUSY_RECOVERY while another opens the WAL).
+        if (!String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY')) throw error;
+        busySince ??= Date.now();
+        return false;
+      } finally {
+        wait();
+      }
+    },
+    commit: () => void commit.run(),
+    rollback(): void {
+      if (db.inTransaction) rollback.run();
+    },
+  };
 }

@@ -1,9 +1,11 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.ts';
-import { outboxWriter } from './outbox.ts';
-import { businessDate } from '../../time.ts';
-import type { Job } from '../outbox.ts';
+import { groupCommitter } from './group-commit.ts';
+import { LEDGER_LINGER } from '../linger.ts';
+import { outboxCompleter, outboxWriter } from './outbox.ts';
+import type { Job, OutboxCompletion } from '../outbox.ts';
 import {
+  receivedDates,
   TEST_SINK,
   type BatchVersion,
   type LedgerEntry,
@@ -55,6 +57,9 @@ function multiRowNormalisedInsert(db: Db) {
 /** The normalised versions of bank postings and each sink's ledger. */
 export function sqliteLedger(db: Db): LedgerRepository {
   const writeOutbox = outboxWriter(db);
+  const complete = outboxCompleter(db);
+  // The pipeline's writes of one turn (the sinks' appends of a batch, the next batch's save) share a commit.
+  const inGroup = groupCommitter(db);
   const insertNormalised = multiRowNormalisedInsert(db);
   // A version received on a later day than its posting's business day (a late posting, or a pending that
   // settled the next day) is an adjustment of that day: that day's workbook may already have been sent.
@@ -91,28 +96,48 @@ export function sqliteLedger(db: Db): LedgerRepository {
            ORDER BY 1, 2`,
         )
         .all(batchId, batchId);
-      return rows.map(({ receivedAt, route, agencyCode, ...row }) => ({
-        ...row,
-        receivedDate: businessDate(new Date(receivedAt)),
-        sink: route === 'test' || agencyCode === null ? TEST_SINK : agencyCode,
+      const receivedDate = receivedDates();
+      // Fields named one by one: rest and spread per row cost more than the rest of this mapping.
+      return rows.map((r) => ({
+        postingId: r.postingId,
+        version: r.version,
+        record: r.record,
+        businessDate: r.businessDate,
+        receivedDate: receivedDate(r.receivedAt),
+        sink: r.route === 'test' || r.agencyCode === null ? TEST_SINK : r.agencyCode,
       }));
     },
 
     /** Stores normalised versions and the jobs they cause, in one transaction. Re-running changes nothing. */
-    async saveNormalised(rows: readonly NormalisedVersion[], jobs: readonly Job[], now: Date): Promise<void> {
+    async saveNormalised(
+      rows: readonly NormalisedVersion[],
+      jobs: readonly Job[],
+      now: Date,
+      completes?: OutboxCompletion,
+    ): Promise<void> {
       const at = now.toISOString();
-      db.transaction(() => {
+      await inGroup(() => {
         insertNormalised(rows, at);
         for (const job of jobs) writeOutbox(job.queue, job.jobId, job.payload, at);
-      }).immediate();
+        if (completes) complete(completes, at);
+      });
     },
 
     /**
-     * Appends a batch's normalised versions for one sink to that sink's ledger, in one statement; an entry
-     * already there is left as it is (the job may run twice).
+     * Appends a batch's normalised versions for one sink to that sink's ledger, in one statement, with the
+     * job's completion; an entry already there is left as it is (the job may run twice).
      */
-    async appendFromBatch(batchId: string, sink: string, now: Date): Promise<void> {
-      appendFromBatch.run({ batchId, sink, at: now.toISOString() });
+    async appendFromBatch(
+      batchId: string,
+      sink: string,
+      now: Date,
+      completes?: OutboxCompletion,
+    ): Promise<void> {
+      const at = now.toISOString();
+      await inGroup(() => {
+        appendFromBatch.run({ batchId, sink, at });
+        if (completes) complete(completes, at);
+      }, LEDGER_LINGER);
     },
 
     /** A sink's ledger entries of a business day (or all), oldest first: for the workbook and tests. */

@@ -86,13 +86,15 @@ export function sqliteOutbox(db: Db): OutboxRepository {
         const rows = selectPending.all(now.toISOString(), limitPerQueue);
         if (rows.length === 0) return 0;
         const refused = (await send(rows)) ?? new Map<number, string>();
-        db.transaction(() => {
+        // In the group commit: it shares the commit of the jobs' writes of this turn, and waits for another
+        // process's write lock without sleeping this thread.
+        await inGroup(() => {
           for (const row of rows) {
             const error = refused.get(row.id);
             if (error === undefined) markOne.run(now.toISOString(), row.id);
             else markRefused.run(now.toISOString(), error.slice(0, 2000), row.id);
           }
-        }).immediate();
+        });
         return rows.length;
       });
       handing = run.catch(() => undefined);
