@@ -5,7 +5,7 @@ import type { Linger } from '../linger.ts';
 const MAX_GROUP = 256;
 
 /** How soon a group whose write lock another connection holds looks again. */
-const LOCK_RETRY_MS = 1;
+export const LOCK_RETRY_MS = 1;
 
 /** Runs `work` in the connection's next group commit; settles after that commit. */
 export type InGroup = <T>(work: () => T, linger?: Linger) => Promise<T>;
@@ -81,6 +81,8 @@ function newCommitter(db: Db): InGroup {
           // only its own writes.
           outcomes.push({ ok: true, value: db.transaction(item.work)() });
         } catch (error) {
+          // SQLite undoes the whole transaction after some errors (disk full, I/O): none of the group stands.
+          if (!db.inTransaction) throw error;
           outcomes.push({ ok: false, error });
         }
       }
@@ -115,7 +117,7 @@ function newCommitter(db: Db): InGroup {
  * the connection's own busy timeout of such waiting does it wait the blocking way, so a group never waits
  * longer than it did (nor starves behind a busy neighbour for ever).
  */
-function writeLock(db: Db) {
+export function writeLock(db: Db) {
   const busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
   // Run, not prepared: SQLite applies a PRAGMA when it compiles it, so a prepared one would not re-apply.
   const noWait = () => db.exec('PRAGMA busy_timeout = 0');
