@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { constantTimeEqual } from './constant-time.ts';
+import { constantTimeEqualOfLength } from './constant-time.ts';
 
 /**
  * The signature of spec section 5.3, for signed GET URLs, signed POST bodies and direct callbacks.
@@ -17,12 +17,18 @@ export type Params = Readonly<Record<string, string>>;
 
 /** RFC 3986: unreserved `A-Z a-z 0-9 - . _ ~` kept, every other UTF-8 byte as upper-case %XX. */
 export function encodeRfc3986(value: string): string {
+  // Most names and values are unreserved characters only: nothing to encode, nothing to allocate.
+  if (!NEEDS_ENCODING.test(value)) return value;
   // encodeURIComponent also keeps ! ' ( ) *, which RFC 3986 reserves.
-  return encodeURIComponent(value).replace(
-    /[!'()*]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
+  const encoded = encodeURIComponent(value);
+  return KEPT_RESERVED.test(encoded)
+    ? encoded.replace(KEPT_RESERVED_ALL, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    : encoded;
 }
+
+const NEEDS_ENCODING = /[^A-Za-z0-9\-._~]/;
+const KEPT_RESERVED = /[!'()*]/;
+const KEPT_RESERVED_ALL = /[!'()*]/g;
 
 /** Form style, exactly as WHATWG URLSearchParams serialises (space becomes `+`, `*` kept, `~` encoded). */
 export function encodeForm(value: string): string {
@@ -40,22 +46,48 @@ export function canonicalQuery(params: Params, encode: (value: string) => string
 
 /** The 16 raw bytes of an API key: the UUID without dashes, hex-decoded (never the ASCII text). */
 export function apiKeyBytes(apiKey: string): Buffer {
+  // A copy: the cached bytes sign every later message with this key, so no caller may change them.
+  return Buffer.from(keyBytes(apiKey));
+}
+
+/**
+ * The decoded bytes of the keys used lately, by the key's text: a key replaced is another text, so it is
+ * decoded afresh and the old entry is only ever found by a request still signed with the old key. Bounded;
+ * the oldest entry leaves first.
+ */
+const DECODED_KEYS = new Map<string, Buffer>();
+export const DECODED_KEYS_KEPT = 1024;
+
+function keyBytes(apiKey: string): Buffer {
+  const cached = DECODED_KEYS.get(apiKey);
+  if (cached) return cached;
   if (!API_KEY.test(apiKey)) throw new TypeError('an API key is a UUID: 8-4-4-4-12 hex digits');
-  return Buffer.from(apiKey.replace(/-/g, ''), 'hex');
+  const bytes = Buffer.from(apiKey.replace(/-/g, ''), 'hex');
+  if (DECODED_KEYS.size >= DECODED_KEYS_KEPT) DECODED_KEYS.delete(DECODED_KEYS.keys().next().value ?? '');
+  DECODED_KEYS.set(apiKey, bytes);
+  return bytes;
+}
+
+/** How many decoded keys are kept now (at most DECODED_KEYS_KEPT): for tests. */
+export function decodedKeysKept(): number {
+  return DECODED_KEYS.size;
 }
 
 /** HMAC-SHA256 of the message with the key, hex, first 16 characters. */
 export function signMessage(message: string, apiKey: string): string {
-  return createHmac('sha256', apiKeyBytes(apiKey)).update(message, 'utf8').digest('hex').slice(0, 16);
+  return createHmac('sha256', keyBytes(apiKey)).update(message, 'utf8').digest('hex').slice(0, 16);
 }
+
+const SIGNATURE = /^[0-9a-f]{16}$/i;
 
 /**
  * Constant-time comparison of two signatures; a malformed one never matches. Hex is case-insensitive, so
  * upper-case (what .NET's Convert.ToHexString writes) matches too.
  */
 export function signaturesEqual(expected: string, received: string): boolean {
-  if (!/^[0-9a-f]{16}$/i.test(received)) return false;
-  return constantTimeEqual(received.toLowerCase(), expected);
+  if (!SIGNATURE.test(received)) return false;
+  // Every signature is 16 characters, so comparing the texts themselves tells nothing of a length.
+  return constantTimeEqualOfLength(received.toLowerCase(), expected);
 }
 
 const nowSeconds = (now: Date) => Math.floor(now.getTime() / 1000);

@@ -1,9 +1,9 @@
 import Koa from 'koa';
-import Router from '@koa/router';
 import { problemMiddleware, type HtmlErrorPage } from './problem.ts';
 import { requestContext } from './request-context.ts';
 import type { Deps } from '../deps.ts';
-import type { AppRouter, AppState } from './state.ts';
+import type { AppRouter } from './state.ts';
+import { createRouter } from './router.ts';
 import { buildOpenApi } from '../../schemas/openapi.ts';
 import { version } from '../version.ts';
 import { mountHealth } from './health.ts';
@@ -30,7 +30,7 @@ export interface HttpAppOptions {
 export function createHttpApp(deps: Deps, options: HttpAppOptions): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
   app.silent = true;
-  const router = new Router<AppState>();
+  const router = createRouter();
 
   const openApi = JSON.stringify(
     buildOpenApi({

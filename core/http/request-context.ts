@@ -24,6 +24,10 @@ export function requestContext(logger: Logger) {
     enumerable: true,
     configurable: true,
   };
+  // The request line holds only the fields written below, none of them a secret or a personal datum, and
+  // no object that a wildcard path could reach into; pino's wildcard redaction costs about 13 us per line
+  // even so. Only the line goes without it: what handlers log (ctx.state.log) is redacted as before.
+  const lines = requestLines(logger);
   return async (ctx: AppContext, next: Next): Promise<void> => {
     const offered = ctx.get('x-request-id');
     const requestId = CLIENT_REQUEST_ID.test(offered) ? offered : randomUUID();
@@ -36,12 +40,20 @@ export function requestContext(logger: Logger) {
     } finally {
       if (logger.isLevelEnabled('info')) {
         const ms = Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10;
-        const fields = { method: ctx.method, path: ctx.path, status: ctx.status, ms };
-        // The same line either way: the id first, then the fields.
-        const child = (ctx.state as WithChild)[CHILD];
-        if (child) child.info(fields, 'request');
-        else logger.info({ request_id: requestId, ...fields }, 'request');
+        // The id first, then the fields: the line a child carrying the id would write.
+        lines.info(
+          { request_id: requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms },
+          'request',
+        );
       }
     }
   };
+}
+
+/**
+ * The logger of request lines: the root's destination and format, without redaction, at `info` (the
+ * root's level decides whether a line is written at all).
+ */
+function requestLines(logger: Logger): Logger {
+  return logger.child({}, { redact: { paths: [] }, level: 'info' });
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../core/config.ts';
-import { constantTimeEqual } from '../../core/constant-time.ts';
+import { constantTimeEqual, constantTimeEqualOfLength } from '../../core/constant-time.ts';
 import { isEmailAddress } from '../../core/email.ts';
 import { isCalendarDay } from '../../core/time.ts';
 import { compileValidators } from '../../schemas/index.ts';
@@ -37,6 +37,15 @@ test('the constant-time comparison tells equal secrets from different ones, what
   assert.equal(constantTimeEqual('', ''), true);
   assert.equal(constantTimeEqual(Buffer.from([1, 2, 3]), Buffer.from([1, 2, 3])), true);
   assert.equal(constantTimeEqual(Buffer.from([1, 2, 3]), Buffer.from([1, 2, 4])), false);
+});
+
+test('the constant-time comparison of public-length texts tells equal from different, and other lengths apart', () => {
+  assert.equal(constantTimeEqualOfLength('0123456789abcdef', '0123456789abcdef'), true);
+  assert.equal(constantTimeEqualOfLength('0123456789abcdef', '0123456789abcdeF'), false);
+  assert.equal(constantTimeEqualOfLength('1123456789abcdef', '0123456789abcdef'), false);
+  assert.equal(constantTimeEqualOfLength('0123456789abcde', '0123456789abcdef'), false);
+  assert.equal(constantTimeEqualOfLength('é', 'e\u0301'), false, 'compared as UTF-8 bytes');
+  assert.equal(constantTimeEqualOfLength('', ''), true);
 });
 
 test('one e-mail rule: no hand-written e-mail pattern outside core/email.ts', () => {

@@ -125,3 +125,56 @@ test("a request's line and what its handler logs both carry its request id, one 
   }
   assert.equal(entries[1]?.step, 'checked');
 });
+
+test('a request line goes without redaction, but what its handler logs is redacted, and no line is written above info', async (t) => {
+  const serve = async (level: string) => {
+    const lines: string[] = [];
+    const logger = createLogger(
+      level,
+      new Writable({
+        write(chunk: Buffer, _enc, done) {
+          lines.push(...chunk.toString().split('\n').filter(Boolean));
+          done();
+        },
+      }),
+    );
+    const app = new Koa<AppState>();
+    app.use(requestContext(logger));
+    app.use((ctx) => {
+      ctx.state.log?.warn(
+        { password: 'pw-secret', order: { apiKey: 'key-secret', zakat_phone: '0123456789' } },
+        'handler says',
+      );
+      ctx.body = 'ok';
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    t.after(() => server.close());
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v2/checkout`, {
+      headers: { 'x-request-id': 'redact-1' },
+    });
+    await res.text();
+    return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  };
+  const info = await serve('info');
+  assert.deepEqual(
+    info.map((e) => e.msg),
+    ['handler says', 'request'],
+  );
+  const [handler, line] = info;
+  assert.equal(handler?.password, '[redacted]');
+  assert.deepEqual(handler?.order, { apiKey: '[redacted]', zakat_phone: '[redacted]' });
+  assert.equal(handler?.request_id, 'redact-1');
+  assert.deepEqual(line && [line.request_id, line.method, line.path, line.status], [
+    'redact-1',
+    'GET',
+    '/v2/checkout',
+    200,
+  ]);
+  const warn = await serve('warn');
+  assert.deepEqual(
+    warn.map((e) => e.msg),
+    ['handler says'],
+    'at warn, the handler speaks and the request line is not written',
+  );
+});

@@ -5,13 +5,17 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import {
+  apiKeyBytes,
   canonicalQuery,
+  decodedKeysKept,
+  DECODED_KEYS_KEPT,
   encodeForm,
   encodeRfc3986,
   signCallback,
   signGet,
   signMessage,
   signPost,
+  signaturesEqual,
   verifyCallback,
   verifySignedRequest,
 } from '../../core/signatures.ts';
@@ -155,4 +159,63 @@ test('a signature in upper-case hex (what .NET Convert.ToHexString writes) is ac
     verifyCallback({ ...fields, signature: signature.toUpperCase(), status: 'failed' }, KEY),
     false,
   );
+});
+
+/** The signature computed here from the spec's rule, with nothing of the toolkit's (its cache included). */
+const independently = (message: string, key: string) =>
+  createHmac('sha256', Buffer.from(key.replace(/-/g, ''), 'hex'))
+    .update(message)
+    .digest('hex')
+    .slice(0, 16);
+
+test('a replaced API key verifies the next request with the new key at once, and refuses the old key', () => {
+  const post = (key: string) => [
+    ...new URLSearchParams(signPost({ agency: 'LZS' }, key, NOW).body).entries(),
+  ];
+  const verify = (entries: [string, string][], key: string) =>
+    verifySignedRequest({ method: 'POST', path: '/v2/checkout', entries, apiKey: key, now: NOW });
+  const signedWithOld = post(KEY);
+  assert.equal(verify(signedWithOld, KEY), undefined, 'the old key, used (and so decoded) once');
+  // The agency's key replaced: the very next request is checked against the new key.
+  assert.equal(verify(signedWithOld, OTHER_KEY), 'signature-mismatch');
+  assert.equal(verify(post(OTHER_KEY), OTHER_KEY), undefined);
+  assert.equal(signMessage('m', OTHER_KEY), independently('m', OTHER_KEY));
+});
+
+test('the decoded keys kept stay bounded, and each key signs as the spec says however many came before', () => {
+  const keyOf = (i: number) => `${i.toString(16).padStart(8, '0')}-7f1d-4c8e-9a6b-2d4f8e1a3b5c`;
+  for (let i = 0; i < DECODED_KEYS_KEPT + 100; i += 1) {
+    assert.equal(signMessage(`message ${i}`, keyOf(i)), independently(`message ${i}`, keyOf(i)));
+  }
+  assert.ok(decodedKeysKept() <= DECODED_KEYS_KEPT, `${decodedKeysKept()} keys kept`);
+  // The first keys left the cache; decoded afresh, they still sign the same.
+  assert.equal(signMessage('again', keyOf(0)), independently('again', keyOf(0)));
+  assert.throws(() => signMessage('m', 'not-a-key'), /an API key is a UUID/);
+  assert.throws(() => signMessage('m', keyOf(1).toUpperCase().replace('7F1D', '7G1D')), /UUID/);
+});
+
+test('the key bytes handed out are a copy: changing them changes no later signature', () => {
+  const before = signMessage('m', KEY);
+  apiKeyBytes(KEY).fill(0);
+  assert.equal(signMessage('m', KEY), before);
+  assert.equal(before, independently('m', KEY));
+});
+
+test('a forged signature is refused whichever of its characters differs, and a malformed one never matches', () => {
+  const expected = signMessage('m', KEY);
+  assert.equal(signaturesEqual(expected, expected), true);
+  assert.equal(signaturesEqual(expected, expected.toUpperCase()), true);
+  for (let i = 0; i < expected.length; i += 1) {
+    const forged = `${expected.slice(0, i)}${expected[i] === '0' ? '1' : '0'}${expected.slice(i + 1)}`;
+    assert.equal(signaturesEqual(expected, forged), false, `differs at ${i}`);
+  }
+  for (const malformed of [
+    '',
+    expected.slice(0, 15),
+    `${expected}0`,
+    `${expected.slice(0, 15)}g`,
+    ' '.repeat(16),
+  ]) {
+    assert.equal(signaturesEqual(expected, malformed), false, JSON.stringify(malformed));
+  }
 });
