@@ -3,10 +3,9 @@
  * dropped): stored and read back unchanged on both engines, NUL too, which PostgreSQL text cannot hold.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { prepareRecord } from '../../ingest/bank-webhook/prepare.ts';
-import type { IngestBatchInput, PreparedRecord } from '../../core/store/bank-postings.ts';
 import { bankRecord } from '../helpers.ts';
+import { batchInput } from '../support/batches.ts';
 import { forEachEngine } from '../support/engines.ts';
 
 const ROUTES = { BANKLZS: { kind: 'agency', agency: 'LZS' } } as const;
@@ -16,21 +15,6 @@ const AS_OF = new Date('2026-11-21T00:30:00+08:00');
 const NAME = 'Ali\u0007bin\u0000Abu \uE000 \uE0000';
 const ADDRESS = '\u0000No 1,\uE000\u0000 Jalan Damai\u0000';
 
-function batch(records: PreparedRecord[]): IngestBatchInput {
-  const body = Buffer.from(
-    JSON.stringify({ transactions: records.map((r) => JSON.parse(r.canonical) as unknown) }),
-  );
-  return {
-    partnerId: 'demo-bank',
-    receivedAt: RECEIVED,
-    businessDate: '2026-11-20',
-    contentType: 'application/json',
-    body,
-    bodySha256: createHash('sha256').update(body).digest('hex'),
-    records,
-  };
-}
-
 forEachEngine(
   "a payer's name and address holding NUL and other control characters are stored and read back as sent",
   async (t, open) => {
@@ -39,7 +23,7 @@ forEachEngine(
     await store.partners.addPassword({ partnerId: 'demo-bank', label: 'main', hash: 'h1', now: RECEIVED });
     const sent = bankRecord({ name: NAME, time: '2026-11-20T09:15:23+08:00' });
     const record = prepareRecord({ ...sent, data: { ...sent.data, zakat_address: ADDRESS } }, ROUTES);
-    const response = await store.bankPostings.ingestBatch(batch([record]));
+    const response = await store.bankPostings.ingestBatch(batchInput([record]));
     assert.deepEqual(
       response.results.map((r) => r.outcome),
       ['accepted'],
@@ -47,7 +31,7 @@ forEachEngine(
     const stored = await store.bankPostings.get('demo-bank', record.orderno);
     assert.equal(stored?.name, NAME);
     assert.equal(stored?.record, record.canonical, 'the record is kept byte for byte');
-    const resent = await store.bankPostings.ingestBatch(batch([record]));
+    const resent = await store.bankPostings.ingestBatch(batchInput([record]));
     assert.deepEqual(
       resent.results.map((r) => r.outcome),
       ['duplicate'],

@@ -3,12 +3,12 @@
  * assertions on SQLite and on PostgreSQL (test/support/engines.ts).
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { prepareRecord } from '../../ingest/bank-webhook/prepare.ts';
-import type { IngestBatchInput, PreparedRecord } from '../../core/store/bank-postings.ts';
+import type { PreparedRecord } from '../../core/store/bank-postings.ts';
 import { TEST_SINK } from '../../core/store/ledger.ts';
 import { bankRecord } from '../helpers.ts';
+import { batchInput } from '../support/batches.ts';
 import { forEachEngine, type EngineStore } from '../support/engines.ts';
 
 const ROUTES = {
@@ -19,21 +19,6 @@ const NOW = new Date('2026-11-20T02:00:00.000Z');
 
 function prepared(overrides: Parameters<typeof bankRecord>[0] = {}): PreparedRecord {
   return prepareRecord(bankRecord(overrides), ROUTES);
-}
-
-function batch(records: PreparedRecord[], receivedAt = NOW): IngestBatchInput {
-  const body = Buffer.from(
-    JSON.stringify({ transactions: records.map((r) => JSON.parse(r.canonical) as unknown) }),
-  );
-  return {
-    partnerId: 'demo-bank',
-    receivedAt,
-    businessDate: '2026-11-20',
-    contentType: 'application/json',
-    body,
-    bodySha256: createHash('sha256').update(body).digest('hex'),
-    records,
-  };
 }
 
 async function withPartner(t: TestContext, open: () => Promise<EngineStore>): Promise<EngineStore> {
@@ -121,14 +106,14 @@ forEachEngine(
     const store = await withPartner(t, open);
     const pending = prepared({ status: 'pending' });
     const settled = prepared({ status: 'success' });
-    const first = await store.bankPostings.ingestBatch(batch([pending, settled]));
+    const first = await store.bankPostings.ingestBatch(batchInput([pending, settled]));
     assert.deepEqual(first.summary, { records: 2, accepted: 2, duplicate: 0, updated: 0, conflict: 0 });
     assert.equal(first.received_at, NOW.toISOString());
 
     const success = prepareRecord({ ...bankRecord({ orderno: pending.orderno, status: 'success' }) }, ROUTES);
     const changed = prepareRecord({ ...bankRecord({ orderno: settled.orderno, amount: 99 }) }, ROUTES);
     const later = new Date(NOW.getTime() + 60_000);
-    const second = await store.bankPostings.ingestBatch(batch([settled, success, changed], later));
+    const second = await store.bankPostings.ingestBatch(batchInput([settled, success, changed], later));
     assert.deepEqual(
       second.results.map((r) => r.outcome),
       ['duplicate', 'updated', 'conflict'],
@@ -146,7 +131,7 @@ forEachEngine(
       ],
     );
     // The version resent after it was superseded is still a duplicate.
-    const third = await store.bankPostings.ingestBatch(batch([pending, changed], later));
+    const third = await store.bankPostings.ingestBatch(batchInput([pending, changed], later));
     assert.deepEqual(
       third.results.map((r) => r.outcome),
       ['duplicate', 'conflict'],
@@ -174,8 +159,8 @@ forEachEngine(
     const good = prepared();
     const bad = { ...prepared(), amountSen: -1 };
     const results = await Promise.allSettled([
-      store.bankPostings.ingestBatch(batch([good])),
-      store.bankPostings.ingestBatch(batch([prepared(), bad])),
+      store.bankPostings.ingestBatch(batchInput([good])),
+      store.bankPostings.ingestBatch(batchInput([prepared(), bad])),
     ]);
     assert.equal(results[0].status, 'fulfilled');
     assert.equal(results[1].status, 'rejected');
@@ -195,7 +180,7 @@ forEachEngine('concurrent batches carrying the same new records store each posti
   const shuffled = [...records].reverse();
   const responses = await Promise.all(
     Array.from({ length: 6 }, (_, i) =>
-      store.bankPostings.ingestBatch(batch(i % 2 === 0 ? records : shuffled)),
+      store.bankPostings.ingestBatch(batchInput(i % 2 === 0 ? records : shuffled)),
     ),
   );
   const accepted = responses.reduce((n, r) => n + r.summary.accepted, 0);
@@ -267,7 +252,7 @@ forEachEngine(
     const store = await withPartner(t, open);
     const lzs = prepared();
     const test = prepared({ agency: 'BANK' });
-    const response = await store.bankPostings.ingestBatch(batch([lzs, test]));
+    const response = await store.bankPostings.ingestBatch(batchInput([lzs, test]));
     const versions = await store.ledger.batchVersions(response.batch_id);
     assert.deepEqual(
       versions.map((v) => [v.version, v.sink, v.businessDate, v.receivedDate]),
@@ -368,13 +353,13 @@ forEachEngine(
     const store = await withPartner(t, open);
     const pending = prepared({ status: 'pending' });
     const success = prepareRecord(bankRecord({ orderno: pending.orderno, status: 'success' }), ROUTES);
-    const resent = await store.bankPostings.ingestBatch(batch([pending, pending]));
+    const resent = await store.bankPostings.ingestBatch(batchInput([pending, pending]));
     assert.deepEqual(
       resent.results.map((r) => r.outcome),
       ['accepted', 'duplicate'],
     );
     const other = prepared({ status: 'pending' });
-    const changed = await store.bankPostings.ingestBatch(batch([other, success, other, success]));
+    const changed = await store.bankPostings.ingestBatch(batchInput([other, success, other, success]));
     assert.deepEqual(
       changed.results.map((r) => r.outcome),
       ['accepted', 'updated', 'duplicate', 'duplicate'],

@@ -4,32 +4,16 @@
  * batch that fails inside a group is undone alone (decision 201).
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { prepareRecord } from '../../ingest/bank-webhook/prepare.ts';
 import { openStore, type SqliteStore } from '../../core/store/index.ts';
-import type { IngestBatchInput, PreparedRecord } from '../../core/store/bank-postings.ts';
 import { bankRecord, onCleanup, tempDir } from '../helpers.ts';
+import { batchInput } from '../support/batches.ts';
 
 const ROUTES = { BANKLZS: { kind: 'agency', agency: 'LZS' } } as const;
 const RECEIVED = new Date('2026-11-20T02:00:00.000Z');
-
-function batch(records: PreparedRecord[]): IngestBatchInput {
-  const body = Buffer.from(
-    JSON.stringify({ transactions: records.map((r) => JSON.parse(r.canonical) as unknown) }),
-  );
-  return {
-    partnerId: 'demo-bank',
-    receivedAt: RECEIVED,
-    businessDate: '2026-11-20',
-    contentType: 'application/json',
-    body,
-    bodySha256: createHash('sha256').update(body).digest('hex'),
-    records,
-  };
-}
 
 async function storeAndRaw(t: TestContext): Promise<{ store: SqliteStore; raw: Database.Database }> {
   const store = openStore(path.join(tempDir(t), 'amil.db'));
@@ -47,7 +31,7 @@ void test('a webhook batch waits for a write lock another connection holds witho
   const { store, raw } = await storeAndRaw(t);
   raw.exec('BEGIN IMMEDIATE');
   let settled = false;
-  const stored = store.bankPostings.ingestBatch(batch([record('LOCK-1')])).finally(() => {
+  const stored = store.bankPostings.ingestBatch(batchInput([record('LOCK-1')])).finally(() => {
     settled = true;
   });
   const t0 = Date.now();
@@ -76,9 +60,9 @@ void test('batches that arrive together are committed together, and one that fai
   raw.exec(`CREATE TRIGGER refuse_bad BEFORE INSERT ON bank_postings WHEN NEW.orderno = 'BAD'
             BEGIN SELECT RAISE(ABORT, 'refused for the test'); END`);
   const results = await Promise.allSettled([
-    store.bankPostings.ingestBatch(batch([record('GOOD-1')])),
-    store.bankPostings.ingestBatch(batch([record('BAD')])),
-    store.bankPostings.ingestBatch(batch([record('GOOD-2')])),
+    store.bankPostings.ingestBatch(batchInput([record('GOOD-1')])),
+    store.bankPostings.ingestBatch(batchInput([record('BAD')])),
+    store.bankPostings.ingestBatch(batchInput([record('GOOD-2')])),
   ]);
   assert.deepEqual(
     results.map((r) => r.status),

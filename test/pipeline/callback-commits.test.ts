@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { createBullRuntime } from '../../pipeline/bullmq/runtime.ts';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { onCleanup, startApp, type TestApp } from '../helpers.ts';
+import { countRuntimeMarks } from '../support/outbox-marks.ts';
 import { startMerchant } from '../support/merchant.ts';
 import { startRedis } from '../support/redis.ts';
 import { onPostgres } from '../support/test-database.ts';
@@ -39,23 +40,6 @@ async function paidOrders(app: TestApp, url: string, n: number): Promise<string[
     );
   }
   return orderNos;
-}
-
-/** Counts the runtimes' own completions of outbox rows (what a job that completes its row makes unneeded). */
-function countRuntimeMarks(app: TestApp): { count: () => number } {
-  const outbox = app.deps.store.outbox;
-  const sent = outbox.markSent.bind(outbox);
-  const done = outbox.markDone.bind(outbox);
-  let marks = 0;
-  outbox.markSent = async (id, now) => {
-    marks += 1;
-    return sent(id, now);
-  };
-  outbox.markDone = async (jobId, now) => {
-    marks += 1;
-    return done(jobId, now);
-  };
-  return { count: () => marks };
 }
 
 /** Every callback delivered once, recorded once, and its outbox row completed. */

@@ -13,6 +13,7 @@ import { normaliseJob } from '../../pipeline/jobs/normalise.ts';
 import { TEST_SINK } from '../../core/store/index.ts';
 import type { BankWebhookResponse } from '../../schemas/index.ts';
 import { bankRecord, onCleanup, startApp, type TestApp } from '../helpers.ts';
+import { countRuntimeMarks } from '../support/outbox-marks.ts';
 import { appDb, type AppDb } from '../support/app-db.ts';
 import { startRedis } from '../support/redis.ts';
 
@@ -27,23 +28,6 @@ async function storeBatch(app: TestApp, tag: string, n = 30): Promise<string> {
   const response = await app.postBatch({ transactions });
   assert.equal(response.status, 200, await response.clone().text());
   return ((await response.json()) as BankWebhookResponse).batch_id;
-}
-
-/** Counts the runtimes' own completions of outbox rows (what a job that completes its row makes unneeded). */
-function countRuntimeMarks(app: TestApp): { count: () => number } {
-  const outbox = app.deps.store.outbox;
-  const sent = outbox.markSent.bind(outbox);
-  const done = outbox.markDone.bind(outbox);
-  let marks = 0;
-  outbox.markSent = async (id, now) => {
-    marks += 1;
-    return sent(id, now);
-  };
-  outbox.markDone = async (jobId, now) => {
-    marks += 1;
-    return done(jobId, now);
-  };
-  return { count: () => marks };
 }
 
 /** Whether the outbox row of `jobId` is done (sent and completed), as another connection reads it. */
