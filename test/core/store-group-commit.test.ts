@@ -7,6 +7,8 @@ import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { openStore, type Store } from '../../core/store/index.ts';
+import { openDatabase } from '../../core/store/sqlite/db.ts';
+import { groupCommitter } from '../../core/store/sqlite/group-commit.ts';
 import { onCleanup, tempDir } from '../helpers.ts';
 import { ORDER_AT, newOrder } from '../support/orders.ts';
 
@@ -153,4 +155,30 @@ void test('a group waits for a write lock another connection holds without block
     .prepare<[], { n: number }>("SELECT count(*) AS n FROM payments WHERE order_no = 'LOCKED'")
     .get();
   assert.equal(rows!.n, 1);
+});
+
+void test("when SQLite undoes a group's whole transaction, every write of the group is refused and none is stored", async (t) => {
+  const db = openDatabase(path.join(tempDir(t), 'raw.db'));
+  onCleanup(t, () => db.close());
+  db.exec('CREATE TABLE notes (text TEXT NOT NULL)');
+  const inGroup = groupCommitter(db);
+  const insert = db.prepare('INSERT INTO notes (text) VALUES (?)');
+  // A write during which SQLite rolls the whole transaction back, as it may on a full disk or an I/O error.
+  const results = await Promise.allSettled([
+    inGroup(() => insert.run('before')),
+    inGroup(() => {
+      insert.run('undone');
+      db.exec('ROLLBACK');
+    }),
+    inGroup(() => insert.run('after')),
+  ]);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['rejected', 'rejected', 'rejected'],
+  );
+  assert.deepEqual(
+    db.prepare('SELECT text FROM notes').pluck().all(),
+    [],
+    'nothing answered as refused is stored',
+  );
 });
