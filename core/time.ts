@@ -12,9 +12,21 @@ export function formatKl(date: Date): string {
   return new Date(date.getTime() + KL_OFFSET_MS).toISOString().slice(0, 19).replace('T', ' ');
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+// The last day asked for: the records of a batch mostly fall on one or two days, so most calls reuse it
+// instead of formatting a date (once per ingested record).
+let lastDayNumber = Number.NaN;
+let lastDay = '';
+
 /** The Asia/Kuala_Lumpur calendar date (YYYY-MM-DD) of an instant. */
 export function businessDate(date: Date): string {
-  return new Date(date.getTime() + KL_OFFSET_MS).toISOString().slice(0, 10);
+  const dayNumber = Math.floor((date.getTime() + KL_OFFSET_MS) / DAY_MS);
+  if (dayNumber !== lastDayNumber) {
+    // An invalid date (NaN) never matches, and throws here as toISOString does.
+    lastDay = new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
+    lastDayNumber = dayNumber;
+  }
+  return lastDay;
 }
 
 /** Whether a value is a calendar day, YYYY-MM-DD, that exists (2026-02-30 does not). */

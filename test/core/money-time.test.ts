@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { formatSen, ringgitNumberToSen, ringgitStringToSen } from '../../core/money.ts';
 import { businessDate, parseOffsetDateTime } from '../../core/time.ts';
-import { isDecimalMultiple } from '../../schemas/index.ts';
+import { isDecimalMultiple, isDecimalMultipleExactly } from '../../schemas/index.ts';
 
 test('any sen amount survives the trip through a JSON number in ringgit', () => {
   fc.assert(
@@ -26,6 +26,33 @@ test('a number with a third decimal is never a multiple of 0.01', () => {
       },
     ),
   );
+});
+
+test('multiples of a power of ten are read off the decimal form as the exact arithmetic judges them', () => {
+  const divisors = [1, 0.1, 0.01, 0.001, 1e-9, 1e-15];
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.double(),
+        fc.integer().map((n) => n / 100),
+        fc.integer().map((n) => n / 1000),
+      ),
+      fc.constantFrom(...divisors),
+      (value, divisor) => {
+        assert.equal(
+          isDecimalMultiple(value, divisor),
+          isDecimalMultipleExactly(value, divisor),
+          `${value} / ${divisor}`,
+        );
+      },
+    ),
+    { numRuns: 5000 },
+  );
+  assert.equal(isDecimalMultiple(10.5, 0.01), true);
+  assert.equal(isDecimalMultiple(10.505, 0.01), false);
+  assert.equal(isDecimalMultiple(1e21, 0.01), true);
+  assert.equal(isDecimalMultiple(1e-7, 0.01), false);
+  assert.equal(isDecimalMultiple(Number.NaN, 0.01), false);
 });
 
 test('ringgit strings convert to sen without floats and refuse what is not money', () => {
@@ -54,4 +81,20 @@ test('business dates are Kuala Lumpur dates, whatever offset the time carried', 
     '0026-11-20T10:00:00.000Z',
     'not 1926',
   );
+});
+
+test('the business date of any instant, in any order of asking, is its date at UTC+8', () => {
+  const LIMIT = 8.64e15 - 9 * 3_600_000;
+  fc.assert(
+    fc.property(
+      fc.array(fc.integer({ min: -LIMIT, max: LIMIT }), { minLength: 1, maxLength: 20 }),
+      (instants) => {
+        for (const ms of instants) {
+          const expected = new Date(ms + 8 * 3_600_000).toISOString().slice(0, 10);
+          assert.equal(businessDate(new Date(ms)), expected, String(ms));
+        }
+      },
+    ),
+  );
+  assert.throws(() => businessDate(new Date(Number.NaN)), RangeError);
 });
