@@ -2,6 +2,7 @@ import { isMainThread } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { QrTooDenseError } from './png.ts';
 import type { RenderResult, RenderTask } from './render-worker.ts';
+import { workerExecArgv } from '../worker-exec-argv.ts';
 
 /** Too many renders are already queued: the caller answers 503 and the client retries later. */
 export class QrRendererBusyError extends Error {
@@ -35,8 +36,9 @@ const IDLE_TIMEOUT_MS = 30_000;
 
 /**
  * A QR renderer over a piscina pool created on first use (a process that never renders starts no thread).
- * The worker file is TypeScript: worker threads inherit the parent's `--import tsx` (tsx, `node --import
- * tsx`, `npm start`), and when tsx was registered in-process instead (the `amil` shim), the flag is added.
+ * The worker file is TypeScript: worker threads get the parent's loader flags (`--import tsx` under tsx,
+ * `node --import tsx` and `npm start`), and the flag is added when tsx was registered in-process instead
+ * (the `amil` shim); core/worker-exec-argv.ts.
  */
 export function createQrRenderer(options: QrRendererOptions): QrRenderer {
   let pool: Piscina<RenderTask, RenderResult> | undefined;
@@ -48,15 +50,13 @@ export function createQrRenderer(options: QrRendererOptions): QrRenderer {
 
   function poolOf(): Piscina<RenderTask, RenderResult> {
     if (closed) throw new Error('the QR renderer is closed');
-    const inherited = process.execArgv;
-    const hasTsx = inherited.some((arg) => arg.includes('tsx'));
     pool ??= new Piscina<RenderTask, RenderResult>({
       filename: new URL('./render-worker.ts', import.meta.url).href,
       minThreads: 0,
       maxThreads: options.threads,
       idleTimeout: IDLE_TIMEOUT_MS,
       maxQueue: options.threads * QUEUE_PER_THREAD,
-      execArgv: hasTsx ? inherited : [...inherited, '--import', 'tsx'],
+      execArgv: workerExecArgv(),
     });
     return pool;
   }

@@ -8,6 +8,7 @@ import {
 } from './prepare-batch.ts';
 import type { PrepareResult, PrepareTask, WorkerSettings } from './prepare-worker.ts';
 import { fromColumns } from './record-columns.ts';
+import { workerExecArgv } from '../../core/worker-exec-argv.ts';
 
 /**
  * Bodies from this size go to a worker thread (about 100 records). Below it the thread hop (a copy of the
@@ -27,13 +28,11 @@ export interface BatchPreparer {
 
 /**
  * A preparer over a piscina pool of `threads` threads, created on first use (0: every body on the request
- * thread). The worker file is TypeScript: threads inherit the parent's `--import tsx`, or get it added.
+ * thread). The worker file is TypeScript: threads get the parent's loader flags (core/worker-exec-argv.ts).
  */
 export function createBatchPreparer(rules: BatchRules, threads: number): BatchPreparer {
   let pool: Piscina<PrepareTask, PrepareResult> | undefined;
   const poolOf = () => {
-    const inherited = process.execArgv;
-    const hasTsx = inherited.some((arg) => arg.includes('tsx'));
     const { maxRecords, routes, timePastDays, timeFutureMinutes } = rules.webhook;
     const workerData: WorkerSettings = { maxRecords, routes, timePastDays, timeFutureMinutes };
     pool ??= new Piscina<PrepareTask, PrepareResult>({
@@ -42,7 +41,7 @@ export function createBatchPreparer(rules: BatchRules, threads: number): BatchPr
       maxThreads: threads,
       idleTimeout: IDLE_TIMEOUT_MS,
       workerData,
-      execArgv: hasTsx ? inherited : [...inherited, '--import', 'tsx'],
+      execArgv: workerExecArgv(),
     });
     return pool;
   };

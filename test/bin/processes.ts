@@ -37,9 +37,12 @@ export interface RunningServer {
   exited: Promise<Finished>;
 }
 
-/** Starts `bin/server.ts`, resolving once it logs its URL (or rejecting if it exits first). */
-export function startServer(env: Record<string, string>): Promise<RunningServer> {
-  return startProcess('bin/server.ts', { PORT: '0', ...env }, /"url":"(http:\/\/[^"]+)"/);
+/**
+ * Starts `bin/server.ts`, resolving once it logs its URL (or rejecting if it exits first); `nodeFlags` go
+ * before the script, as an operator's `node --max-old-space-size=...` would.
+ */
+export function startServer(env: Record<string, string>, nodeFlags: string[] = []): Promise<RunningServer> {
+  return startProcess('bin/server.ts', { PORT: '0', ...env }, /"url":"(http:\/\/[^"]+)"/, nodeFlags);
 }
 
 /** Starts `bin/worker.ts`, resolving once it says it started. */
@@ -47,8 +50,13 @@ export function startWorkerProcess(env: Record<string, string>): Promise<Running
   return startProcess('bin/worker.ts', env, /"msg":"worker (started)"/);
 }
 
-function startProcess(script: string, env: Record<string, string>, ready: RegExp): Promise<RunningServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, script)], {
+function startProcess(
+  script: string,
+  env: Record<string, string>,
+  ready: RegExp,
+  nodeFlags: string[] = [],
+): Promise<RunningServer> {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(REPO_ROOT, script)], {
     cwd: REPO_ROOT,
     env: baseEnv({ LOG_LEVEL: 'info', ...env }),
   });

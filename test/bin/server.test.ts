@@ -109,6 +109,33 @@ test('SIGTERM lets an in-flight batch of 1,000 records, prepared on a worker thr
   assert.match(finished.stderr, /SIGTERM received/);
 });
 
+test('a server started with per-process node flags prepares large batches and renders QR codes on its worker threads', async (t) => {
+  // Node refuses to start a worker thread given --max-old-space-size or --stack-size; they used to be passed on.
+  const base = 'https://pay.example.my';
+  const server = await startServer({ DATA_DIR: tempDir(t), WEBHOOK_THREADS: '1', PUBLIC_BASE_URL: base }, [
+    '--max-old-space-size=1024',
+    '--stack-size=984',
+  ]);
+  t.after(() => server.child.kill('SIGKILL'));
+  const transactions = Array.from({ length: 1000 }, () => bankRecord());
+  const posted = await fetch(`${server.url}/api/bank/webhook`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-password': DEMO_PASSWORD },
+    body: JSON.stringify({ transactions }),
+  });
+  const text = await posted.text();
+  assert.equal(posted.status, 200, text);
+  assert.equal((JSON.parse(text) as { summary: { accepted: number } }).summary.accepted, 1000);
+  const admin = { authorization: `Basic ${Buffer.from(`admin:${DEMO_ADMIN_PASSWORD}`).toString('base64')}` };
+  const prepared = await scrape(server.url, admin);
+  assert.equal(sample(prepared, 'amil_webhook_bodies_prepared_total', { thread: 'worker' }), 1);
+  const qr = await fetch(
+    `${server.url}/qr2/?q=${encodeURIComponent(`${base}/pay/LZS/zakat-fitrah/F1/28.00`)}`,
+  );
+  assert.equal(qr.status, 200, await qr.clone().text());
+  assert.equal(qr.headers.get('content-type'), 'image/png');
+});
+
 test('a bad configuration lists every problem and exits 1', async (t) => {
   const dataDir = tempDir(t);
   await assert.rejects(
