@@ -58,6 +58,7 @@ const OFFSET_DATE_TIME =
 
 /** The same date-time with its offset written `+hh:mm` (`+0800` and `+08` are `+08:00`); `Z` kept. */
 export function normaliseOffset(value: string): string {
+  if (plainOffsetEpoch(value) !== undefined) return value;
   const match = OFFSET_DATE_TIME.exec(value);
   if (!match) return value;
   const [, local, sign, oh, withColon, withoutColon] = match;
@@ -69,6 +70,8 @@ export function normaliseOffset(value: string): string {
  * Fractions beyond milliseconds are truncated.
  */
 export function parseOffsetDateTime(value: string): Date | undefined {
+  const plain = plainOffsetEpoch(value);
+  if (plain !== undefined) return new Date(plain);
   const match =
     /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|([+-])(\d{2}):(\d{2}))$/.exec(
       normaliseOffset(value),
@@ -91,4 +94,74 @@ export function prevDay(day: string): string {
   const date = new Date(`${day}T00:00:00Z`);
   date.setUTCDate(date.getUTCDate() - 1);
   return date.toISOString().slice(0, 10);
+}
+
+/**
+ * The instant of the form nearly every bank record carries, `YYYY-MM-DDThh:mm:ss+hh:mm` (25 characters),
+ * read digit by digit when every part is in range (a year from 0100, a day of its month, hours to 23,
+ * minutes and seconds to 59); undefined otherwise, for the regular expressions above to read, so every
+ * value gets the instant it got before. Two regular expressions and a dozen substrings per record were a
+ * tenth of preparing a batch.
+ */
+function plainOffsetEpoch(value: string): number | undefined {
+  if (value.length !== 25) return undefined;
+  const sign = value.charCodeAt(19);
+  if (
+    value.charCodeAt(4) !== DASH ||
+    value.charCodeAt(7) !== DASH ||
+    value.charCodeAt(10) !== T ||
+    value.charCodeAt(13) !== COLON ||
+    value.charCodeAt(16) !== COLON ||
+    value.charCodeAt(22) !== COLON ||
+    (sign !== PLUS && sign !== DASH)
+  )
+    return undefined;
+  const year = digitsAt(value, 0, 4);
+  const month = digitsAt(value, 5, 2);
+  const day = digitsAt(value, 8, 2);
+  const hour = digitsAt(value, 11, 2);
+  const minute = digitsAt(value, 14, 2);
+  const second = digitsAt(value, 17, 2);
+  const offsetHours = digitsAt(value, 20, 2);
+  const offsetMinutes = digitsAt(value, 23, 2);
+  // NaN (a character that is not a digit) fails every comparison.
+  const inRange =
+    year >= 100 &&
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59 &&
+    offsetHours <= 23 &&
+    offsetMinutes <= 59;
+  if (!inRange) return undefined;
+  const offset = (offsetHours * 60 + offsetMinutes) * 60_000;
+  const local = Date.UTC(year, month - 1, day, hour, minute, second);
+  const epoch = sign === PLUS ? local - offset : local + offset;
+  return Math.abs(epoch) <= MAX_EPOCH_MS ? epoch : undefined;
+}
+
+const DASH = 0x2d;
+const PLUS = 0x2b;
+const COLON = 0x3a;
+const T = 0x54;
+/** The furthest instant a Date holds. */
+const MAX_EPOCH_MS = 8.64e15;
+
+function daysInMonth(year: number, month: number): number {
+  if (month !== 2) return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+}
+
+/** The number written by `count` ASCII digits at `start`, or NaN if any is not a digit. */
+function digitsAt(value: string, start: number, count: number): number {
+  let n = 0;
+  for (let i = start; i < start + count; i += 1) {
+    const d = value.charCodeAt(i) - 0x30;
+    if (d < 0 || d > 9) return Number.NaN;
+    n = n * 10 + d;
+  }
+  return n;
 }

@@ -18,11 +18,11 @@ export function prepareRecord(
 ): PreparedRecord {
   const route = routes[record.agency];
   if (!route || !time) throw new Error('prepareRecord needs a schema-valid record');
-  const canonical = canonicalJson({
-    ...record,
-    time: normaliseOffset(record.time),
-    data: withoutEmptyStrings(record.data),
-  });
+  const normalTime = normaliseOffset(record.time);
+  const data = withoutEmptyStrings(record.data);
+  // Most records are already in the stored form: their canonical JSON is read off them, not off a copy.
+  const unchanged = normalTime === record.time && data === record.data;
+  const canonical = canonicalJson(unchanged ? record : { ...record, time: normalTime, data });
   return {
     orderno: record.orderno,
     bankAgency: record.agency,

@@ -98,3 +98,37 @@ test('the business date of any instant, in any order of asking, is its date at U
   );
   assert.throws(() => businessDate(new Date(Number.NaN)), RangeError);
 });
+
+test('a time written +hh:mm is read as the same instant as when written +hhmm, in range or not', () => {
+  const digits = (n: number) =>
+    fc.array(fc.integer({ min: 0, max: 9 }), { minLength: n, maxLength: n }).map((d) => d.join(''));
+  const twoDigits = fc.oneof(
+    digits(2),
+    fc.integer({ min: 0, max: 59 }).map((n) => String(n).padStart(2, '0')),
+  );
+  fc.assert(
+    fc.property(
+      fc.oneof(digits(4), fc.integer({ min: 1990, max: 2100 }).map(String)),
+      fc.oneof(
+        digits(2),
+        fc.integer({ min: 1, max: 12 }).map((n) => String(n).padStart(2, '0')),
+      ),
+      fc.oneof(
+        digits(2),
+        fc.integer({ min: 1, max: 31 }).map((n) => String(n).padStart(2, '0')),
+      ),
+      fc.tuple(twoDigits, twoDigits, twoDigits, twoDigits, twoDigits),
+      fc.constantFrom('+', '-'),
+      (year, month, day, [hour, minute, second, oh, om], sign) => {
+        const local = `${year}-${month}-${day}T${hour}:${minute}:${second}`;
+        const withColon = parseOffsetDateTime(`${local}${sign}${oh}:${om}`);
+        const without = parseOffsetDateTime(`${local}${sign}${oh}${om}`);
+        assert.equal(withColon?.getTime(), without?.getTime(), `${local}${sign}${oh}:${om}`);
+      },
+    ),
+    { numRuns: 20_000 },
+  );
+  assert.equal(parseOffsetDateTime('2026-11-20T09:15:23+08:00')?.toISOString(), '2026-11-20T01:15:23.000Z');
+  assert.equal(parseOffsetDateTime('2024-02-29T23:59:59-05:30')?.toISOString(), '2024-03-01T05:29:59.000Z');
+  assert.equal(parseOffsetDateTime('0050-01-01T00:00:00+00:00')?.toISOString(), '0050-01-01T00:00:00.000Z');
+});
