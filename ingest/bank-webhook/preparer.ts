@@ -19,6 +19,13 @@ export const OFF_THREAD_MIN_BYTES = ARCHIVE_GZIP_MIN_BYTES;
 // A worker idle this long exits, so a process that stopped receiving large batches holds no threads. It
 // needs no closing at shutdown: piscina unrefs idle threads, so they never keep a stopping process alive.
 const IDLE_TIMEOUT_MS = 30_000;
+/**
+ * Bodies handed to a thread at once: the one it prepares and the next, waiting in its own queue (the task is
+ * synchronous, so they run one after the other). With one, a thread that finished waited for the event loop,
+ * busy committing a group, to collect its result and send the next body: about 8% of the webhook's
+ * throughput at batch 1,000 on two cores (decision 216).
+ */
+const TASKS_PER_THREAD = 2;
 
 /** Reads, checks and prepares webhook bodies, on worker threads when they are large enough. */
 export interface BatchPreparer {
@@ -39,6 +46,7 @@ export function createBatchPreparer(rules: BatchRules, threads: number): BatchPr
       filename: new URL('./prepare-worker.ts', import.meta.url).href,
       minThreads: 0,
       maxThreads: threads,
+      concurrentTasksPerWorker: TASKS_PER_THREAD,
       idleTimeout: IDLE_TIMEOUT_MS,
       workerData,
       execArgv: workerExecArgv(),
