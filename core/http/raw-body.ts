@@ -34,37 +34,23 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
  * is both malformed and oversized gets the 422).
  */
 export function parseJson(body: Buffer, shape?: JsonShapeLimits): unknown {
-  const text = decodeUtf8(body);
-  if (shape) refuseJsonShape(text, shape);
-  return parseJsonText(text);
-}
-
-/** The body as text, or 400 when it is not valid UTF-8. */
-export function decodeUtf8(body: Buffer): string {
+  let text: string;
   try {
-    return UTF8.decode(body);
+    text = UTF8.decode(body);
   } catch {
     throw new DomainError('malformed-json', 'The body is not valid UTF-8.');
   }
-}
-
-/** JSON text parsed, or 400 naming what is wrong with it. */
-export function parseJsonText(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new DomainError('malformed-json', `The body is not valid JSON: ${(err as Error).message}`);
-  }
-}
-
-/** Refuses with 422 a JSON text nested deeper, or with a larger object, than `shape` allows. */
-export function refuseJsonShape(text: string, shape: JsonShapeLimits): void {
-  const problem = findJsonShapeProblem(text, shape);
+  const problem = shape && findJsonShapeProblem(text, shape);
   if (problem) {
     throw new DomainError(
       'validation-failed',
       'The body is larger in shape than the schema could accept; nothing was stored. See errors[].',
       [problem],
     );
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new DomainError('malformed-json', `The body is not valid JSON: ${(err as Error).message}`);
   }
 }
