@@ -96,6 +96,13 @@ export function prevDay(day: string): string {
   return date.toISOString().slice(0, 10);
 }
 
+const DASH = 0x2d;
+const PLUS = 0x2b;
+const COLON = 0x3a;
+const T = 0x54;
+/** The furthest instant a Date holds. */
+const MAX_EPOCH_MS = 8.64e15;
+
 /**
  * The instant of the form nearly every bank record carries, `YYYY-MM-DDThh:mm:ss+hh:mm` (25 characters),
  * read digit by digit when every part is in range (a year from 0100, a day of its month, hours to 23,
@@ -142,13 +149,6 @@ function plainOffsetEpoch(value: string): number | undefined {
   const epoch = sign === PLUS ? local - offset : local + offset;
   return Math.abs(epoch) <= MAX_EPOCH_MS ? epoch : undefined;
 }
-
-const DASH = 0x2d;
-const PLUS = 0x2b;
-const COLON = 0x3a;
-const T = 0x54;
-/** The furthest instant a Date holds. */
-const MAX_EPOCH_MS = 8.64e15;
 
 function daysInMonth(year: number, month: number): number {
   if (month !== 2) return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;

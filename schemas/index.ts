@@ -208,6 +208,9 @@ function escapePointer(token: string): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
+/** 10^-k (and 1) with their k: the divisors multipleOf takes the fast way. */
+const POWERS_OF_TEN = new Map(Array.from({ length: 16 }, (_, k) => [Number(`1e-${k}`), k] as const));
+
 /** True when `value` is an exact multiple of `divisor` in decimal, as written (not as a binary float). */
 export function isDecimalMultiple(value: number, divisor: number): boolean {
   // A power of ten (0.01 for every amount): a multiple is a number with at most that many decimals, read
@@ -221,9 +224,6 @@ export function isDecimalMultiple(value: number, divisor: number): boolean {
   }
   return isDecimalMultipleExactly(value, divisor);
 }
-
-/** 10^-k (and 1) with their k: the divisors multipleOf takes the fast way. */
-const POWERS_OF_TEN = new Map(Array.from({ length: 16 }, (_, k) => [Number(`1e-${k}`), k] as const));
 
 /** isDecimalMultiple for any divisor, in exact decimal arithmetic. */
 export function isDecimalMultipleExactly(value: number, divisor: number): boolean {
