@@ -3,7 +3,7 @@ import type { Db } from './db.ts';
 import { newId } from '../../ids.ts';
 import { NORMALISE_QUEUE, normaliseJobId } from '../../queues.ts';
 import { outboxWriter } from './outbox.ts';
-import { LOCK_RETRY_MS, writeLock } from './group-commit.ts';
+import { groupCommitter } from './group-commit.ts';
 import { transitionRefusal } from '../posting-transitions.ts';
 import type {
   BankPostingsRepository,
@@ -24,12 +24,6 @@ interface CurrentPosting {
   recordIndex: number;
   createdAt: string;
 }
-
-/**
- * Batches that arrive while a transaction runs are committed together in the next one (group commit):
- * one fsync for many requests. This bounds how many records one such transaction may hold.
- */
-const GROUP_COMMIT_MAX_RECORDS = 5000;
 
 /** Rows per multi-row INSERT: 100 x 18 values stays far under SQLite's 32,766 variables. */
 const ROWS_PER_INSERT = 100;
@@ -239,79 +233,9 @@ export function sqliteBankPostings(db: Db): BankPostingsRepository {
     return response;
   }
 
-  interface Pending {
-    input: IngestBatchInput;
-    resolve: (response: BankWebhookResponse) => void;
-    reject: (error: unknown) => void;
-  }
-  const queue: Pending[] = [];
-  const lock = writeLock(db);
-  let flushScheduled = false;
-  let lockRetry: NodeJS.Timeout | undefined;
-
-  function scheduleFlush(): void {
-    if (flushScheduled || lockRetry) return;
-    flushScheduled = true;
-    setImmediate(flush);
-  }
-
-  /**
-   * Commits the queued batches, in arrival order, in as few immediate transactions as the bound allows.
-   * While another connection (a worker process on the same file) holds the write lock, it looks again on a
-   * timer rather than in SQLite's sleeping busy handler, as the group commit does (decision 201): the
-   * workers, which retry every millisecond, would otherwise win the lock far more often than this thread.
-   */
-  function flush(): void {
-    flushScheduled = false;
-    lockRetry = undefined;
-    if (queue.length === 0) return;
-    let records = 0;
-    let take = 0;
-    while (take < queue.length && (take === 0 || records < GROUP_COMMIT_MAX_RECORDS)) {
-      records += queue[take]?.input.records.length ?? 0;
-      take += 1;
-    }
-    let locked: boolean;
-    try {
-      locked = lock.begin();
-    } catch (err) {
-      // BEGIN failed (an I/O error, or the lock still held after the busy timeout): nothing stored.
-      const group = queue.splice(0, take);
-      if (queue.length > 0) scheduleFlush();
-      for (const p of group) p.reject(err);
-      return;
-    }
-    if (!locked) {
-      lockRetry = setTimeout(flush, LOCK_RETRY_MS);
-      return;
-    }
-    const group = queue.splice(0, take);
-    if (queue.length > 0) scheduleFlush();
-    const outcomes: ({ ok: true; response: BankWebhookResponse } | { ok: false; error: unknown })[] = [];
-    try {
-      for (const p of group) {
-        try {
-          // Inside the open transaction each batch is a savepoint: one that throws is undone alone.
-          outcomes.push({ ok: true, response: db.transaction(() => applyBatch(p.input))() });
-        } catch (error) {
-          // SQLite undoes the whole transaction after some errors (disk full, I/O): none of the group stands.
-          if (!db.inTransaction) throw error;
-          outcomes.push({ ok: false, error });
-        }
-      }
-      lock.commit();
-    } catch (err) {
-      // The commit itself failed (disk full): nothing of the group is stored.
-      lock.rollback();
-      for (const p of group) p.reject(err);
-      return;
-    }
-    group.forEach((p, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) p.resolve(outcome.response);
-      else p.reject(outcome.error);
-    });
-  }
+  // Batches share the connection's group commit (decision 201): each in a savepoint of its own, weighing
+  // its records, so one fsync serves the batches that arrive together and a failing one is undone alone.
+  const inGroup = groupCommitter(db);
 
   return {
     /**
@@ -319,10 +243,7 @@ export function sqliteBankPostings(db: Db): BankPostingsRepository {
      * rejects with nothing of it stored. Batches arriving together share one transaction (group commit).
      */
     ingestBatch(input: IngestBatchInput): Promise<BankWebhookResponse> {
-      return new Promise((resolve, reject) => {
-        queue.push({ input, resolve, reject });
-        scheduleFlush();
-      });
+      return inGroup(() => applyBatch(input), undefined, Math.max(1, input.records.length));
     },
 
     /** The stored posting with every version, or undefined. */

@@ -1,17 +1,23 @@
 import type { Db } from './db.ts';
 import type { Linger } from '../linger.ts';
 
-/** At most this many writes share a commit, so one group never holds the write lock for long. */
+/**
+ * At most this many writes, and this much weight (a webhook batch weighs its records, any other write 1),
+ * share a commit, so one group never holds the write lock for long. A write heavier than the bound still
+ * commits, alone.
+ */
 const MAX_GROUP = 256;
+const MAX_GROUP_WEIGHT = 5000;
 
 /** How soon a group whose write lock another connection holds looks again. */
-export const LOCK_RETRY_MS = 1;
+const LOCK_RETRY_MS = 1;
 
 /** Runs `work` in the connection's next group commit; settles after that commit. */
-export type InGroup = <T>(work: () => T, linger?: Linger) => Promise<T>;
+export type InGroup = <T>(work: () => T, linger?: Linger, weight?: number) => Promise<T>;
 
 interface Pending {
   work: () => unknown;
+  weight: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -57,6 +63,7 @@ function newCommitter(db: Db): InGroup {
     if (timer) clearTimeout(timer);
     timer = undefined;
     if (queue.length === 0) return;
+    const take = groupSize();
     try {
       if (!lock.begin()) {
         // Another connection (a worker process on the same file) holds the write lock: look again shortly,
@@ -66,12 +73,12 @@ function newCommitter(db: Db): InGroup {
       }
     } catch (error) {
       // BEGIN itself failed (an I/O error, or the lock still held after the busy timeout): nothing stored.
-      const group = queue.splice(0, MAX_GROUP);
+      const group = queue.splice(0, take);
       if (queue.length > 0) flushSoon();
       for (const item of group) item.reject(error);
       return;
     }
-    const group = queue.splice(0, MAX_GROUP);
+    const group = queue.splice(0, take);
     if (queue.length > 0) flushSoon();
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
@@ -100,9 +107,20 @@ function newCommitter(db: Db): InGroup {
     });
   }
 
-  return <T>(work: () => T, linger?: Linger): Promise<T> =>
+  /** How many queued writes the next group takes: the first always, then while both bounds hold. */
+  function groupSize(): number {
+    let weight = queue[0]!.weight;
+    let take = 1;
+    while (take < queue.length && take < MAX_GROUP && weight + queue[take]!.weight <= MAX_GROUP_WEIGHT) {
+      weight += queue[take]!.weight;
+      take += 1;
+    }
+    return take;
+  }
+
+  return <T>(work: () => T, linger?: Linger, weight = 1): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      queue.push({ work, weight, resolve: resolve as (value: unknown) => void, reject });
       if (immediate) return;
       if (!linger || queue.length >= linger.upTo) flushSoon();
       else timer ??= setTimeout(flush, linger.lingerMs);
@@ -117,7 +135,7 @@ function newCommitter(db: Db): InGroup {
  * the connection's own busy timeout of such waiting does it wait the blocking way, so a group never waits
  * longer than it did (nor starves behind a busy neighbour for ever).
  */
-export function writeLock(db: Db) {
+function writeLock(db: Db) {
   const busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
   // Run, not prepared: SQLite applies a PRAGMA when it compiles it, so a prepared one would not re-apply.
   const noWait = () => db.exec('PRAGMA busy_timeout = 0');
