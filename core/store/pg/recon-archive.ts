@@ -4,21 +4,19 @@
  */
 import { NOT_ACQUIRER_SOURCES } from '../payment-event-sources.ts';
 import { klDayStartUtc, nextDay } from '../../time.ts';
-import { bodyAsReceived } from '../archived-body.ts';
+import {
+  asReceived,
+  postingOfKey,
+  replayBatches,
+  wantedPostings,
+  type StoredBatch,
+} from '../archived-body.ts';
 import { statement, type PgDb } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';
-import type { ArchivedBatch, ArchivedPayment, ReconArchiveRepository } from '../recon-archive.ts';
+import type { ArchivedPayment, ReconArchiveRepository } from '../recon-archive.ts';
 
 /** How far back a checkout payment can still be pending (it expires after PENDING_EXPIRY_MS, 2 h). */
 const LOOKBACK_DAYS = 31;
-
-type RawBatch = { id: string; partnerId: string; receivedAt: string; body: Buffer };
-type StoredBatch = RawBatch & { encoding: string | null };
-
-/** An archived batch with its body as received. */
-function asReceived({ encoding, ...batch }: StoredBatch): RawBatch {
-  return { ...batch, body: bodyAsReceived(batch.body, encoding) };
-}
 
 // $1 day, $2 start, $3 as-of.
 const WINDOW = statement(
@@ -110,22 +108,18 @@ export function pgReconArchive(db: PgDb): ReconArchiveRepository {
         const window = (await tx.rows<StoredBatch>(WINDOW, [day, start, asOfIso])).map(asReceived);
 
         // The postings in question, as (partner, orderno).
-        const wanted = new Set<string>();
-        const key = (partner: string, orderno: string) => `${partner}\n${orderno}`;
-        for (const batch of window)
-          for (const record of transactionsOf(batch.body)) wanted.add(key(batch.partnerId, record.orderno));
-        for (const row of await tx.rows<{ partnerId: string; orderno: string }>(MORE_POSTINGS, [
+        const more = await tx.rows<{ partnerId: string; orderno: string }>(MORE_POSTINGS, [
           day,
           start,
           asOfIso,
-        ]))
-          wanted.add(key(row.partnerId, row.orderno));
+        ]);
+        const wanted = wantedPostings(window, more);
 
         // Earlier bodies that brought a version of one of them: excerpts with only their records.
         const ids = new Set(window.map((b) => b.id));
         const earlierIds = new Set<string>();
         for (const entry of wanted) {
-          const [partner, orderno] = entry.split('\n') as [string, string];
+          const [partner, orderno] = postingOfKey(entry);
           for (const { batchId } of await tx.rows<{ batchId: string }>(POSTING_BATCHES, [
             partner,
             orderno,
@@ -134,29 +128,8 @@ export function pgReconArchive(db: PgDb): ReconArchiveRepository {
             if (!ids.has(batchId)) earlierIds.add(batchId);
         }
         // (received_at, id) order, as SQLite sorts them: ids compared bytewise in the C collation.
-        const earlier = (await tx.rows<StoredBatch>(BATCHES_BY_ID, [[...earlierIds]]))
-          .map(asReceived)
-          .map((batch) => ({
-            partnerId: batch.partnerId,
-            receivedAt: batch.receivedAt,
-            excerpt: true,
-            body: Buffer.from(
-              JSON.stringify({
-                transactions: transactionsOf(batch.body).filter((r) =>
-                  wanted.has(key(batch.partnerId, r.orderno)),
-                ),
-              }),
-            ),
-          }));
-        const batches: ArchivedBatch[] = [
-          ...earlier,
-          ...window.map((b) => ({
-            partnerId: b.partnerId,
-            receivedAt: b.receivedAt,
-            body: b.body,
-            excerpt: false,
-          })),
-        ];
+        const earlier = (await tx.rows<StoredBatch>(BATCHES_BY_ID, [[...earlierIds]])).map(asReceived);
+        const batches = replayBatches(earlier, window, wanted);
 
         const lookback = new Date(end);
         lookback.setUTCDate(lookback.getUTCDate() - LOOKBACK_DAYS);
@@ -219,10 +192,4 @@ export function pgReconArchive(db: PgDb): ReconArchiveRepository {
       });
     },
   };
-}
-
-/** The records of an archived body (it was schema-valid when accepted). */
-function transactionsOf(body: Buffer): { orderno: string }[] {
-  const parsed = JSON.parse(body.toString('utf8')) as { transactions?: { orderno: string }[] };
-  return parsed.transactions ?? [];
 }

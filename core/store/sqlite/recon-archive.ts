@@ -1,5 +1,11 @@
 import type { Db } from './db.ts';
-import { bodyAsReceived } from '../archived-body.ts';
+import {
+  asReceived,
+  postingOfKey,
+  replayBatches,
+  wantedPostings,
+  type StoredBatch,
+} from '../archived-body.ts';
 import { NOT_ACQUIRER_SOURCES } from '../payment-event-sources.ts';
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import type { ArchivedBatch, ArchivedPayment, ReconArchiveRepository } from '../recon-archive.ts';
@@ -31,11 +37,6 @@ export function sqliteReconArchive(db: Db): ReconArchiveRepository {
           .all(params)
           .map(asReceived);
 
-        // The postings in question, as (partner, orderno).
-        const wanted = new Set<string>();
-        const key = (partner: string, orderno: string) => `${partner}\n${orderno}`;
-        for (const batch of window)
-          for (const record of transactionsOf(batch.body)) wanted.add(key(batch.partnerId, record.orderno));
         const more = db
           .prepare<Record<string, string>, { partnerId: string; orderno: string }>(
             `SELECT partner_id AS partnerId, orderno FROM bank_postings
@@ -47,7 +48,8 @@ export function sqliteReconArchive(db: Db): ReconArchiveRepository {
                  AND l2.posting_id = l.posting_id AND l2.version > l.version AND l2.received_at < @start)`,
           )
           .all(params);
-        for (const row of more) wanted.add(key(row.partnerId, row.orderno));
+        // The postings in question, as (partner, orderno).
+        const wanted = wantedPostings(window, more);
 
         // Earlier bodies that brought a version of one of them: excerpts with only their records.
         const ids = new Set(window.map((b) => b.id));
@@ -63,7 +65,7 @@ export function sqliteReconArchive(db: Db): ReconArchiveRepository {
         );
         const earlierIds = new Set<string>();
         for (const entry of wanted) {
-          const [partner, orderno] = entry.split('\n') as [string, string];
+          const [partner, orderno] = postingOfKey(entry);
           for (const { batchId } of postingBatches.all({ partner, orderno, before: params.start }))
             if (!ids.has(batchId)) earlierIds.add(batchId);
         }
@@ -75,28 +77,8 @@ export function sqliteReconArchive(db: Db): ReconArchiveRepository {
           .map((id) => asReceived(batchById.get(id)!))
           .sort((a, b) =>
             a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : a.id < b.id ? -1 : 1,
-          )
-          .map((batch) => ({
-            partnerId: batch.partnerId,
-            receivedAt: batch.receivedAt,
-            excerpt: true,
-            body: Buffer.from(
-              JSON.stringify({
-                transactions: transactionsOf(batch.body).filter((r) =>
-                  wanted.has(key(batch.partnerId, r.orderno)),
-                ),
-              }),
-            ),
-          }));
-        const batches: ArchivedBatch[] = [
-          ...earlier,
-          ...window.map((b) => ({
-            partnerId: b.partnerId,
-            receivedAt: b.receivedAt,
-            body: b.body,
-            excerpt: false,
-          })),
-        ];
+          );
+        const batches = replayBatches(earlier, window, wanted);
 
         const lookback = new Date(params.end);
         lookback.setUTCDate(lookback.getUTCDate() - LOOKBACK_DAYS);
@@ -169,23 +151,4 @@ export function sqliteReconArchive(db: Db): ReconArchiveRepository {
       }).immediate();
     },
   };
-}
-
-interface StoredBatch {
-  id: string;
-  partnerId: string;
-  receivedAt: string;
-  body: Buffer;
-  encoding: string | null;
-}
-
-/** An archived batch with its body as received. */
-function asReceived({ encoding, ...batch }: StoredBatch): Omit<StoredBatch, 'encoding'> {
-  return { ...batch, body: bodyAsReceived(batch.body, encoding) };
-}
-
-/** The records of an archived body (it was schema-valid when accepted). */
-function transactionsOf(body: Buffer): { orderno: string }[] {
-  const parsed = JSON.parse(body.toString('utf8')) as { transactions?: { orderno: string }[] };
-  return parsed.transactions ?? [];
 }
