@@ -4,9 +4,8 @@
  * per row.
  */
 import {
-  receivedDates,
-  TEST_SINK,
-  type BatchVersion,
+  batchVersionsOf,
+  type StoredBatchVersion,
   type LedgerEntry,
   type LedgerRepository,
 } from '../ledger.ts';
@@ -68,23 +67,8 @@ export function pgLedger(db: PgDb): LedgerRepository {
   const inGroup = pgGroupCommitter(db);
   return {
     async batchVersions(batchId) {
-      const rows = await db.rows<
-        Omit<BatchVersion, 'sink' | 'receivedDate'> & {
-          receivedAt: string;
-          route: string;
-          agencyCode: string | null;
-        }
-      >(BATCH_VERSIONS, [batchId]);
-      const receivedDate = receivedDates();
-      // Fields named one by one: rest and spread per row cost more than the rest of this mapping.
-      return rows.map((r) => ({
-        postingId: r.postingId,
-        version: r.version,
-        record: r.record,
-        businessDate: r.businessDate,
-        receivedDate: receivedDate(r.receivedAt),
-        sink: r.route === 'test' || r.agencyCode === null ? TEST_SINK : r.agencyCode,
-      }));
+      const rows = await db.rows<StoredBatchVersion>(BATCH_VERSIONS, [batchId]);
+      return batchVersionsOf(rows);
     },
 
     async saveNormalised(rows, jobs, now, completes) {

@@ -5,8 +5,8 @@ import { LEDGER_LINGER } from '../linger.ts';
 import { outboxCompleter, outboxWriter } from './outbox.ts';
 import type { Job, OutboxCompletion } from '../outbox.ts';
 import {
-  receivedDates,
-  TEST_SINK,
+  batchVersionsOf,
+  type StoredBatchVersion,
   type BatchVersion,
   type LedgerEntry,
   type LedgerRepository,
@@ -77,14 +77,7 @@ export function sqliteLedger(db: Db): LedgerRepository {
     /** The posting versions a webhook batch brought in, whether or not they were updated since. */
     async batchVersions(batchId: string): Promise<BatchVersion[]> {
       const rows = db
-        .prepare<
-          [string, string],
-          Omit<BatchVersion, 'sink' | 'receivedDate'> & {
-            receivedAt: string;
-            route: string;
-            agencyCode: string | null;
-          }
-        >(
+        .prepare<[string, string], StoredBatchVersion>(
           // Version 1 lives in the posting row until the posting first changes, then in the history.
           `SELECT v.posting_id AS postingId, v.version, v.record, v.received_at AS receivedAt,
              p.business_date AS businessDate, p.route, p.agency_code AS agencyCode
@@ -96,16 +89,7 @@ export function sqliteLedger(db: Db): LedgerRepository {
            ORDER BY 1, 2`,
         )
         .all(batchId, batchId);
-      const receivedDate = receivedDates();
-      // Fields named one by one: rest and spread per row cost more than the rest of this mapping.
-      return rows.map((r) => ({
-        postingId: r.postingId,
-        version: r.version,
-        record: r.record,
-        businessDate: r.businessDate,
-        receivedDate: receivedDate(r.receivedAt),
-        sink: r.route === 'test' || r.agencyCode === null ? TEST_SINK : r.agencyCode,
-      }));
+      return batchVersionsOf(rows);
     },
 
     /** Stores normalised versions and the jobs they cause, in one transaction. Re-running changes nothing. */
