@@ -6,21 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { openPgStore } from '../../core/store/pg/index.ts';
-import type { CallbackClaim, OrderRow } from '../../core/store/index.ts';
+import type { CallbackClaim } from '../../core/store/index.ts';
 import { onCleanup } from '../helpers.ts';
 import { forEachEngine, onBothEngines, type EngineStore } from '../support/engines.ts';
-import { ORDER_AT, newOrder } from '../support/orders.ts';
+import { ORDER_AT, callbackToMerchant, newOrder, payOrder } from '../support/orders.ts';
 import { freshTestDatabase } from '../support/test-database.ts';
 
 const AT = ORDER_AT;
 const LATER = '2026-11-20T02:05:00.000Z';
 const LEASE = '2026-11-20T02:06:00.000Z';
 const DELIVERED = { at: LATER, statusCode: 200, latencyMs: 3, error: null, responsePrefix: '' };
-
-const toMerchant = (order: OrderRow) => ({
-  url: order.returnUrl,
-  fields: { orderNo: order.orderNo, status: order.status },
-});
 
 /** Pays `count` orders of LZS (orderNos `${prefix}${i}`): each queues one callback; their ids. */
 async function paidOrders(
@@ -32,20 +27,7 @@ async function paidOrders(
   for (let i = 0; i < count; i += 1) {
     const orderNo = `${prefix}${i}`;
     await store.orders.createOrder(newOrder(orderNo));
-    await store.orders.startAttempt(orderNo, {
-      paymentMethod: 'fpx',
-      bankId: 'TEST0021',
-      bankName: 'Test Bank',
-      addChargeSen: 0,
-      acquirerRef: `ACQ-${orderNo}`,
-      at: AT,
-    });
-    await store.orders.settle(
-      orderNo,
-      { ...result, txnId: `T-${orderNo}`, txnTime: '20261120100500', source: 'test' },
-      AT,
-      toMerchant,
-    );
+    await payOrder(store.orders, orderNo, AT, result);
   }
   const rows = await store.sql<{ id: number }>(
     `SELECT id FROM callbacks WHERE order_no LIKE '${prefix}%' ORDER BY id`,
@@ -183,7 +165,7 @@ onBothEngines(
       'P0',
       { status: 'success', code: '00', txnId: 'T-P0', txnTime: '20261120100500', source: 'test' },
       LATER,
-      toMerchant,
+      callbackToMerchant,
     );
     const [, newer] = await store.callbacks.ofOrder('P0');
     const embedded = await jobRow(`callback:${delivered}:0`);
@@ -242,28 +224,15 @@ forEachEngine(
     for (let i = 0; i < 24; i += 1) {
       const orderNo = `M${i}`;
       await first.orders.createOrder(newOrder(orderNo));
-      await first.orders.startAttempt(orderNo, {
-        paymentMethod: 'fpx',
-        bankId: 'TEST0021',
-        bankName: 'Test Bank',
-        addChargeSen: 0,
-        acquirerRef: `ACQ-${orderNo}`,
-        at: AT,
-      });
       // Each order's first callback (pending) is leased before its second (paid) is queued.
-      await first.orders.settle(
-        orderNo,
-        { status: 'pending', code: '09', txnId: `T-${orderNo}`, txnTime: '20261120100500', source: 'test' },
-        AT,
-        toMerchant,
-      );
+      await payOrder(first.orders, orderNo, AT, { status: 'pending', code: '09' });
       const [older] = await first.callbacks.ofOrder(orderNo);
       if (i % 2 === 0) assert.ok('claimed' in (await first.callbacks.claim(older!.id, AT, LEASE)));
       await first.orders.settle(
         orderNo,
         { status: 'success', code: '00', txnId: `T-${orderNo}`, txnTime: '20261120100500', source: 'test' },
         AT,
-        toMerchant,
+        callbackToMerchant,
       );
       ids.push((await first.callbacks.ofOrder(orderNo))[1]!.id);
     }

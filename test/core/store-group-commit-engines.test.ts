@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { forEachEngine, onBothEngines, type EngineStore } from '../support/engines.ts';
-import { ORDER_AT, newOrder } from '../support/orders.ts';
+import { ORDER_AT, newOrder, payOrder } from '../support/orders.ts';
 
 const AT = ORDER_AT;
 
@@ -86,22 +86,7 @@ forEachEngine(
     const orderTransactions = (await nextXid(store)) - before;
     assert.ok(orderTransactions < 8, `${orderTransactions} transactions for 16 orders`);
 
-    for (const [i, orderNo] of orderNos.entries()) {
-      await store.orders.startAttempt(orderNo, {
-        paymentMethod: 'fpx',
-        bankId: 'TEST0021',
-        bankName: 'Test Bank',
-        addChargeSen: 0,
-        acquirerRef: `ACQ-${i}`,
-        at: AT,
-      });
-      await store.orders.settle(
-        orderNo,
-        { status: 'success', code: '00', txnId: `T${i}`, txnTime: '20261120100500', source: 'test' },
-        AT,
-        (order) => ({ url: order.returnUrl, fields: { orderNo: order.orderNo, status: order.status } }),
-      );
-    }
+    for (const orderNo of orderNos) await payOrder(store.orders, orderNo, AT);
     const ids = (await store.sql<{ id: number }>('SELECT id FROM callbacks ORDER BY id')).map((r) =>
       Number(r.id),
     );

@@ -10,7 +10,7 @@ import { openStore, type Store } from '../../core/store/index.ts';
 import { openDatabase } from '../../core/store/sqlite/db.ts';
 import { groupCommitter } from '../../core/store/sqlite/group-commit.ts';
 import { onCleanup, tempDir } from '../helpers.ts';
-import { ORDER_AT, newOrder } from '../support/orders.ts';
+import { ORDER_AT, newOrder, payOrder } from '../support/orders.ts';
 
 const AT = ORDER_AT;
 
@@ -93,20 +93,7 @@ void test('callbacks claimed together share commits, and one callback claimed tw
   const { store, raw } = await storeWithAgency(t);
   for (let i = 0; i < 20; i++) {
     await store.orders.createOrder(newOrder(`P${i}`));
-    await store.orders.startAttempt(`P${i}`, {
-      paymentMethod: 'fpx',
-      bankId: 'TEST0021',
-      bankName: 'Test Bank',
-      addChargeSen: 0,
-      acquirerRef: `ACQ-${i}`,
-      at: AT,
-    });
-    await store.orders.settle(
-      `P${i}`,
-      { status: 'success', code: '00', txnId: `T${i}`, txnTime: '20261120100500', source: 'test' },
-      AT,
-      (order) => ({ url: order.returnUrl, fields: { orderNo: order.orderNo, status: order.status } }),
-    );
+    await payOrder(store.orders, `P${i}`, AT);
   }
   const ids = raw
     .prepare<[], { id: number }>('SELECT id FROM callbacks ORDER BY id')

@@ -13,7 +13,7 @@ import { countRuntimeMarks } from '../support/outbox-marks.ts';
 import { startMerchant } from '../support/merchant.ts';
 import { startRedis } from '../support/redis.ts';
 import { onPostgres } from '../support/test-database.ts';
-import { newOrder } from '../support/orders.ts';
+import { newOrder, payOrder } from '../support/orders.ts';
 
 const AT = '2026-11-20T02:00:00.000Z';
 const DELIVERIES = 32;
@@ -22,22 +22,9 @@ const DELIVERIES = 32;
 async function paidOrders(app: TestApp, url: string, n: number): Promise<string[]> {
   const { orders } = app.deps.store;
   const orderNos = Array.from({ length: n }, (_, i) => `CB${i}`);
-  for (const [i, orderNo] of orderNos.entries()) {
+  for (const orderNo of orderNos) {
     await orders.createOrder(newOrder(orderNo, { returnUrl: url, at: AT }));
-    await orders.startAttempt(orderNo, {
-      paymentMethod: 'fpx',
-      bankId: 'TEST0021',
-      bankName: 'Test Bank',
-      addChargeSen: 0,
-      acquirerRef: `ACQ-${i}`,
-      at: AT,
-    });
-    await orders.settle(
-      orderNo,
-      { status: 'success', code: '00', txnId: `T${i}`, txnTime: '20261120100500', source: 'test' },
-      AT,
-      (order) => ({ url: order.returnUrl, fields: { orderNo: order.orderNo, status: order.status } }),
-    );
+    await payOrder(orders, orderNo, AT);
   }
   return orderNos;
 }

@@ -1,5 +1,11 @@
 /** A checkout order as the store tests make them: LZS, RM 10.00 fitrah, at a fixed instant. */
-import type { NewOrder } from '../../core/store/index.ts';
+import type {
+  CallbackDraft,
+  NewOrder,
+  OrderRow,
+  OrdersRepository,
+  PaymentResult,
+} from '../../core/store/index.ts';
 
 /** The instant the store tests' orders are made at. */
 export const ORDER_AT = '2026-11-20T02:00:00.000Z';
@@ -19,4 +25,36 @@ export function newOrder(orderNo: string, overrides: Partial<NewOrder> = {}): Ne
     at: ORDER_AT,
     ...overrides,
   };
+}
+
+/** The callback a settled order queues in the store tests: to its returnUrl, with its number and status. */
+export function callbackToMerchant(order: OrderRow): CallbackDraft {
+  return { url: order.returnUrl, fields: { orderNo: order.orderNo, status: order.status } };
+}
+
+/**
+ * Pays a created order as the checkout does: an FPX attempt, then the acquirer's result settled at `at`,
+ * which queues its callback. Paid (00) unless `result` says otherwise.
+ */
+export async function payOrder(
+  orders: OrdersRepository,
+  orderNo: string,
+  at: string,
+  result: Pick<PaymentResult, 'status' | 'code'> = { status: 'success', code: '00' },
+  callback: (order: OrderRow) => CallbackDraft | undefined = callbackToMerchant,
+): Promise<void> {
+  await orders.startAttempt(orderNo, {
+    paymentMethod: 'fpx',
+    bankId: 'TEST0021',
+    bankName: 'Test Bank',
+    addChargeSen: 0,
+    acquirerRef: `ACQ-${orderNo}`,
+    at,
+  });
+  await orders.settle(
+    orderNo,
+    { ...result, txnId: `T-${orderNo}`, txnTime: '20261120100500', source: 'test' },
+    at,
+    callback,
+  );
 }
