@@ -9,17 +9,23 @@ import type { AppState } from '../../core/http/state.ts';
 import { createLogger } from '../../core/logger.ts';
 import { bankRecord, DEMO_PASSWORD, startApp } from '../helpers.ts';
 
-test('the logger redacts passwords, keys, signatures, IC and phone numbers', () => {
+/** A logger at `level` whose lines (one JSON object each) are kept in `lines`. */
+function capturedLogger(level: string) {
   const lines: string[] = [];
   const logger = createLogger(
-    'info',
+    level,
     new Writable({
       write(chunk: Buffer, _enc, done) {
-        lines.push(chunk.toString());
+        lines.push(...chunk.toString().split('\n').filter(Boolean));
         done();
       },
     }),
   );
+  return { logger, lines };
+}
+
+test('the logger redacts passwords, keys, signatures, IC and phone numbers', () => {
+  const { logger, lines } = capturedLogger('info');
   logger.info(
     {
       req: { headers: { 'x-api-password': 'p4ss-secret', authorization: 'Bearer tok-secret' } },
@@ -72,16 +78,7 @@ test('a request logs one line with its request id, and never the password or the
 });
 
 test("a request's line and what its handler logs both carry its request id, one line each", async (t) => {
-  const lines: string[] = [];
-  const logger = createLogger(
-    'info',
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(...chunk.toString().split('\n').filter(Boolean));
-        done();
-      },
-    }),
-  );
+  const { logger, lines } = capturedLogger('info');
   const app = new Koa<AppState>();
   app.use(requestContext(logger));
   app.use((ctx) => {
@@ -128,16 +125,7 @@ test("a request's line and what its handler logs both carry its request id, one 
 
 test('a request line goes without redaction, but what its handler logs is redacted, and no line is written above info', async (t) => {
   const serve = async (level: string) => {
-    const lines: string[] = [];
-    const logger = createLogger(
-      level,
-      new Writable({
-        write(chunk: Buffer, _enc, done) {
-          lines.push(...chunk.toString().split('\n').filter(Boolean));
-          done();
-        },
-      }),
-    );
+    const { logger, lines } = capturedLogger(level);
     const app = new Koa<AppState>();
     app.use(requestContext(logger));
     app.use((ctx) => {
