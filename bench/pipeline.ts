@@ -46,7 +46,7 @@ import type { PipelineRuntime } from '../pipeline/runtime.ts';
 import type { BankTransaction } from '../schemas/index.ts';
 import { startBenchPostgres } from './postgres.ts';
 import { benchRecord, orderSequence } from './records.ts';
-import { processCpuSeconds, startRedis, type BenchRedis } from './redis.ts';
+import { processCpuSeconds, processTreeCpuSeconds, startRedis, type BenchRedis } from './redis.ts';
 import { fmtInt, fmtPct, fmtRatio, fmtSec, table } from './format.ts';
 
 const DEMO_PARTNER = 'demo-bank'; // fixtures/demo/seed.json
@@ -76,6 +76,8 @@ function envInt(name: string, fallback: number, min: number, max: number): numbe
 
 const tempDirs: string[] = [];
 let redis: BenchRedis | undefined;
+/** The bench PostgreSQL's postmaster, for its CPU in every scenario's usage. */
+let postgresPid: number | undefined;
 const workerProcesses: ChildProcess[] = [];
 
 function tempDir(prefix: string): string {
@@ -176,6 +178,8 @@ interface Usage {
   mainBusy: number;
   /** CPU of redis-server in % of one core (NaN without /proc). */
   redisCpu: number;
+  /** CPU of the PostgreSQL server (postmaster and backends) in % of one core: the whole run's, either engine. */
+  postgresCpu: number;
 }
 
 function usageMeter(workerPids: readonly number[] = []): () => Usage {
@@ -183,6 +187,7 @@ function usageMeter(workerPids: readonly number[] = []): () => Usage {
   const cpu0 = process.cpuUsage();
   const elu0 = performance.eventLoopUtilization();
   const redis0 = redis ? processCpuSeconds(redis.pid) : Number.NaN;
+  const postgres0 = postgresPid ? processTreeCpuSeconds(postgresPid) : Number.NaN;
   const workers = () => workerPids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
   const workers0 = workers();
   return () => {
@@ -193,6 +198,7 @@ function usageMeter(workerPids: readonly number[] = []): () => Usage {
       workersCpu: ((workers() - workers0) / seconds) * 100,
       mainBusy: performance.eventLoopUtilization(elu0).utilization * 100,
       redisCpu: redis ? ((processCpuSeconds(redis.pid) - redis0) / seconds) * 100 : Number.NaN,
+      postgresCpu: postgresPid ? ((processTreeCpuSeconds(postgresPid) - postgres0) / seconds) * 100 : Number.NaN,
     };
   };
 }
@@ -585,10 +591,11 @@ async function main(): Promise<void> {
     });
   }
 
-  let postgres: { url: string; stop: () => Promise<void> } | undefined;
+  let postgres: { url: string; pid: number; stop: () => Promise<void> } | undefined;
   try {
     redis = await startRedis(tempDir('amil-bench-redis-'));
     postgres = await startBenchPostgres();
+    postgresPid = postgres.pid;
     const prefix = `bench${process.pid}x${Date.now().toString(36)}`;
     const batches = Math.ceil(total / RECORDS_PER_BATCH);
     console.log(
@@ -645,6 +652,7 @@ async function main(): Promise<void> {
       fmtPct(run.usage.workersCpu),
       fmtPct(run.usage.mainBusy),
       fmtPct(run.usage.redisCpu),
+      fmtPct(run.usage.postgresCpu),
     ];
     const trivialRow = (label: string, run: TrivialRun, rate: number) => [
       label,
@@ -657,6 +665,7 @@ async function main(): Promise<void> {
       '-',
       fmtPct(run.usage.mainBusy),
       fmtPct(run.usage.redisCpu),
+      '-',
     ];
     console.log(
       table(
@@ -671,6 +680,7 @@ async function main(): Promise<void> {
           'workers CPU',
           'main busy',
           'redis CPU',
+          'postgres CPU',
         ],
         [
           ...engines.flatMap((e) => [
@@ -686,7 +696,8 @@ async function main(): Promise<void> {
     console.log(
       '  records: ledger entries written (A, B) or records the completed jobs stood for (C); CPU in % of one core;\n' +
         '  node CPU: this process (the relay in A; everything in B); workers CPU: the worker processes together;\n' +
-        "  main busy: event-loop utilisation of this process's main thread",
+        "  main busy: event-loop utilisation of this process's main thread; postgres CPU: the PostgreSQL server\n" +
+          '  (postmaster and backends; its background writers are in it on the SQLite rows too)',
     );
     console.log(
       `  A, B: timed from start until drain() resolved; jobs = outbox rows (a normalise job per stored batch,\n` +

@@ -12,8 +12,11 @@ import { freePort } from './redis.ts';
 const BIN = '/usr/lib/postgresql/15/bin';
 const SUPERUSER = 'amil';
 
-/** Starts a PostgreSQL cluster with one database (C collation, as amil requires); its URL and a stop. */
-export async function startBenchPostgres(): Promise<{ url: string; stop: () => Promise<void> }> {
+/**
+ * Starts a PostgreSQL cluster with one database (C collation, as amil requires): its URL, the postmaster's
+ * pid (for the server's CPU, processTreeCpuSeconds of ./redis.ts) and a stop.
+ */
+export async function startBenchPostgres(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'amil-bench-pg-'));
   const data = path.join(dir, 'data');
   const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
@@ -57,5 +60,6 @@ export async function startBenchPostgres(): Promise<{ url: string; stop: () => P
       child.kill('SIGINT');
       setTimeout(() => child.kill('SIGKILL'), 5000).unref();
     });
-  return { url: `postgres://${SUPERUSER}@127.0.0.1:${port}/amil`, stop };
+  if (child.pid === undefined) throw new Error('postgres has no pid');
+  return { url: `postgres://${SUPERUSER}@127.0.0.1:${port}/amil`, pid: child.pid, stop };
 }

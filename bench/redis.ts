@@ -86,3 +86,26 @@ export function processCpuSeconds(pid: number): number {
     return Number.NaN;
   }
 }
+
+/**
+ * CPU seconds a process and all its descendants have used so far, the exited ones included (their time is
+ * in each parent's cutime and cstime once reaped): a PostgreSQL server's postmaster and its backends.
+ * NaN where /proc is unavailable.
+ */
+export function processTreeCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime, stime, cutime, cstime (fields 14 to 17)
+    let seconds = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100;
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    for (const child of children === '' ? [] : children.split(' ')) {
+      const own = processTreeCpuSeconds(Number(child));
+      // A child that exited between the two reads is already in this process's cutime.
+      if (!Number.isNaN(own)) seconds += own;
+    }
+    return seconds;
+  } catch {
+    return Number.NaN;
+  }
+}

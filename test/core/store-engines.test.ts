@@ -21,11 +21,43 @@ function prepared(overrides: Parameters<typeof bankRecord>[0] = {}): PreparedRec
   return prepareRecord(bankRecord(overrides), ROUTES);
 }
 
+type StoredVersions = Awaited<ReturnType<EngineStore['ledger']['batchVersions']>>;
+
 async function withPartner(t: TestContext, open: () => Promise<EngineStore>): Promise<EngineStore> {
   void t;
   const store = await open();
   await store.partners.addPassword({ partnerId: 'demo-bank', label: 'main', hash: 'h1', now: NOW });
   return store;
+}
+
+/** The normalise job's rows for a batch's versions (fixed values: these tests are about the store). */
+function normalisedRows(versions: StoredVersions, batchId: string) {
+  return versions.map((v) => ({
+    ...v,
+    batchId,
+    orderno: 'x',
+    bankAgency: 'BANKLZS',
+    status: 'success' as const,
+    amountSen: 15050,
+    name: 'Nur',
+    email: 'n@example.my',
+    dataEmail: null,
+    timeUtc: '2026-11-20T01:15:23.000Z',
+    zakatName: null,
+    icNo: '850312105432',
+    phone: null,
+    state: 'selangor',
+    typeRaw: null,
+    type: 'zakat_pendapatan',
+    year: '2026',
+    address: null,
+    postcode: null,
+    city: null,
+    zakatAmountSen: 15050,
+    rateSen: null,
+    dependants: null,
+    exceptions: ['EMAIL_MISMATCH'],
+  }));
 }
 
 forEachEngine('a partner gets passwords, keeps older ones until revoked, and lists them', async (t, open) => {
@@ -261,32 +293,7 @@ forEachEngine(
         [1, TEST_SINK, '2026-11-20', '2026-11-20'],
       ],
     );
-    const rows = versions.map((v) => ({
-      ...v,
-      batchId: response.batch_id,
-      orderno: 'x',
-      bankAgency: 'BANKLZS',
-      status: 'success' as const,
-      amountSen: 15050,
-      name: 'Nur',
-      email: 'n@example.my',
-      dataEmail: null,
-      timeUtc: '2026-11-20T01:15:23.000Z',
-      zakatName: null,
-      icNo: '850312105432',
-      phone: null,
-      state: 'selangor',
-      typeRaw: null,
-      type: 'zakat_pendapatan',
-      year: '2026',
-      address: null,
-      postcode: null,
-      city: null,
-      zakatAmountSen: 15050,
-      rateSen: null,
-      dependants: null,
-      exceptions: ['EMAIL_MISMATCH'],
-    }));
+    const rows = normalisedRows(versions, response.batch_id);
     const jobs = [{ queue: 'ledger', jobId: `ledger.${response.batch_id}.LZS`, payload: { sink: 'LZS' } }];
     await store.ledger.saveNormalised(rows, jobs, NOW);
     await store.ledger.saveNormalised(rows, jobs, NOW);
@@ -313,6 +320,33 @@ forEachEngine(
       `ledger.${response.batch_id}.LZS`,
       `normalise.${response.batch_id}`,
     ]);
+  },
+);
+
+forEachEngine(
+  'a posting and its batch, once the pipeline has rows of them, can be neither deleted nor re-keyed',
+  async (t, open) => {
+    // PostgreSQL's pipeline tables hold no foreign keys (decision 217): the store refuses these instead.
+    const store = await withPartner(t, open);
+    const response = await store.bankPostings.ingestBatch(batchInput([prepared()]));
+    const versions = await store.ledger.batchVersions(response.batch_id);
+    await store.ledger.saveNormalised(normalisedRows(versions, response.batch_id), [], NOW);
+    await store.ledger.appendFromBatch(response.batch_id, 'LZS', NOW);
+    const id = versions[0]!.postingId;
+    for (const sql of [
+      `DELETE FROM bank_postings WHERE id = ${id}`,
+      `UPDATE bank_postings SET id = ${id + 1000} WHERE id = ${id}`,
+      `DELETE FROM webhook_batches WHERE id = '${response.batch_id}'`,
+      `UPDATE webhook_batches SET id = 'other' WHERE id = '${response.batch_id}'`,
+      ...(store.engine === 'postgresql' ? ['TRUNCATE bank_postings CASCADE', 'TRUNCATE webhook_batches CASCADE'] : []),
+    ]) {
+      await assert.rejects(store.write(sql), /foreign key|never deleted or re-keyed/i, sql);
+    }
+    const [left] = await store.sql<{ n: number }>(
+      `SELECT (SELECT count(*) FROM bank_postings) + (SELECT count(*) FROM normalised_postings)
+         + (SELECT count(*) FROM ledger_entries) AS n`,
+    );
+    assert.equal(Number(left!.n), 3, 'the posting, its normalised version and its ledger entry are all there');
   },
 );
 

@@ -21,6 +21,8 @@ export interface EngineStore extends Store {
   addAgency(code: string): Promise<void>;
   /** Runs SQL straight on the engine, for what no repository reads (a test's own check). */
   sql<R>(text: string): Promise<R[]>;
+  /** Runs a writing statement straight on the engine, as an operator's SQL session would (foreign keys on). */
+  write(text: string): Promise<void>;
 }
 
 const addAgency = (store: Store) => async (code: string) => {
@@ -31,8 +33,10 @@ function openSqlite(t: TestContext): Promise<EngineStore> {
   const file = path.join(tempDir(t), 'amil.db');
   const store = openStore(file);
   const raw = new Database(file, { readonly: true });
+  let writer: Database.Database | undefined;
   onCleanup(t, async () => {
     raw.close();
+    writer?.close();
     await store.close();
   });
   return Promise.resolve({
@@ -40,6 +44,15 @@ function openSqlite(t: TestContext): Promise<EngineStore> {
     engine: 'sqlite',
     addAgency: addAgency(store),
     sql: <R>(text: string) => Promise.resolve(raw.prepare<[], R>(text).all()),
+    write: (text: string) =>
+      new Promise<void>((resolve) => {
+        if (writer === undefined) {
+          writer = new Database(file);
+          writer.pragma('foreign_keys = ON');
+        }
+        writer.exec(text); // a throw here rejects the promise
+        resolve();
+      }),
   });
 }
 
@@ -58,6 +71,9 @@ async function openPostgres(t: TestContext): Promise<EngineStore> {
     engine: 'postgresql',
     addAgency: addAgency(store),
     sql: <R>(text: string) => raw.rows<R>(text),
+    write: async (text: string) => {
+      await raw.run(text);
+    },
   };
 }
 
