@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { processCpuSeconds } from './redis.ts';
+import { processCpuSeconds, processTreeCpuSeconds } from './redis.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 /** When the held-back callbacks become due: never, until the workers are up and the clock starts. */
@@ -120,6 +120,9 @@ export interface WorkersDelivery {
   timedOut: boolean;
   /** CPU of all the workers together over the delivery, in % of one core. */
   workersCpuPercent: number;
+  /** CPU of the PostgreSQL server (postmaster and backends) and of redis-server, in % of one core. */
+  postgresCpuPercent: number;
+  redisCpuPercent: number;
 }
 
 /**
@@ -133,6 +136,9 @@ export async function timeWorkers(options: {
   workers: number;
   count: number;
   limitSeconds: number;
+  /** The PostgreSQL postmaster's and redis-server's pids, for their CPU over the delivery. */
+  postgresPid: number;
+  redisPid: number;
 }): Promise<WorkersDelivery> {
   const env = {
     DATABASE_URL: options.databaseUrl,
@@ -144,6 +150,8 @@ export async function timeWorkers(options: {
   try {
     for (let i = 0; i < options.workers; i += 1) children.push(await startWorkerProcess(env));
     const cpu0 = children.map((c) => processCpuSeconds(c.pid ?? 0));
+    const postgres0 = processTreeCpuSeconds(options.postgresPid);
+    const redis0 = processCpuSeconds(options.redisPid);
     const t0 = performance.now();
     await releaseCallbacks(options.databaseUrl);
     let timedOut = false;
@@ -162,7 +170,14 @@ export async function timeWorkers(options: {
     });
     const ms = performance.now() - t0;
     const cpu = children.reduce((sum, c, i) => sum + processCpuSeconds(c.pid ?? 0) - cpu0[i]!, 0);
-    return { ms, timedOut, workersCpuPercent: (cpu * 100_000) / ms };
+    const percent = (seconds: number) => (seconds * 100_000) / ms;
+    return {
+      ms,
+      timedOut,
+      workersCpuPercent: percent(cpu),
+      postgresCpuPercent: percent(processTreeCpuSeconds(options.postgresPid) - postgres0),
+      redisCpuPercent: percent(processCpuSeconds(options.redisPid) - redis0),
+    };
   } finally {
     await Promise.all(children.map(stopProcess));
   }

@@ -785,6 +785,8 @@ async function main(): Promise<boolean> {
       // The callbacks delivered in-process above are counted too.
       count: 2 * callbacks,
       limitSeconds: DRAIN_LIMIT_SECONDS,
+      postgresPid: pgServer.pid,
+      redisPid: redis.pid,
     });
     const workersStats = await ask<ReceiverStats>(receiver, 'take');
     const workersCheck = workersDelivery.timedOut ? undefined : await checkPgCallbacks(pgServer.url);
@@ -953,6 +955,11 @@ async function main(): Promise<boolean> {
     if (baseline.firstError !== undefined) {
       console.log(`  ! baseline: ${baseline.errors} error(s), first: ${baseline.firstError}`);
     }
+    console.log(
+      `  while the ${PG_WORKERS} worker processes delivered: the workers used ` +
+        `${fmtPct(workersDelivery.workersCpuPercent)} of a core, the PostgreSQL server ` +
+        `${fmtPct(workersDelivery.postgresCpuPercent)}, redis-server ${fmtPct(workersDelivery.redisCpuPercent)}`,
+    );
     console.log(
       `  warm-up (not measured): ${RELAY_WARMUP_CALLBACKS} callbacks at ${fmtInt(warmRate)}/s; the paid orders ` +
         `were made at ${fmtInt(callbacks / (made.ms / 1000))}/s in ${scratchBase} (not timed)` +
