@@ -19,6 +19,9 @@
  *   C1 a trivial BullMQ job of the same count: N / 1,000 no-op jobs, each standing for 1,000 records
  *   C2 a job per record: N no-op jobs (addBulk in chunks), the per-job cap
  *
+ * Each row also gives the CPU (from /proc) of this process, the worker processes, redis-server and the
+ * PostgreSQL server (postmaster and backends), so the report says where the time went.
+ *
  * A and B are checked: the ledger must hold N entries, per sink as stored, with no failed job. The script
  * starts its own redis-server and PostgreSQL on free loopback ports and removes everything it made. It
  * exits 0 whenever it ran, whether or not the aim is met; a scenario that overruns its time limit is
@@ -198,7 +201,9 @@ function usageMeter(workerPids: readonly number[] = []): () => Usage {
       workersCpu: ((workers() - workers0) / seconds) * 100,
       mainBusy: performance.eventLoopUtilization(elu0).utilization * 100,
       redisCpu: redis ? ((processCpuSeconds(redis.pid) - redis0) / seconds) * 100 : Number.NaN,
-      postgresCpu: postgresPid ? ((processTreeCpuSeconds(postgresPid) - postgres0) / seconds) * 100 : Number.NaN,
+      postgresCpu: postgresPid
+        ? ((processTreeCpuSeconds(postgresPid) - postgres0) / seconds) * 100
+        : Number.NaN,
     };
   };
 }
@@ -697,7 +702,7 @@ async function main(): Promise<void> {
       '  records: ledger entries written (A, B) or records the completed jobs stood for (C); CPU in % of one core;\n' +
         '  node CPU: this process (the relay in A; everything in B); workers CPU: the worker processes together;\n' +
         "  main busy: event-loop utilisation of this process's main thread; postgres CPU: the PostgreSQL server\n" +
-          '  (postmaster and backends; its background writers are in it on the SQLite rows too)',
+        '  (postmaster and backends; its background writers are in it on the SQLite rows too)',
     );
     console.log(
       `  A, B: timed from start until drain() resolved; jobs = outbox rows (a normalise job per stored batch,\n` +

@@ -338,7 +338,9 @@ forEachEngine(
       `UPDATE bank_postings SET id = ${id + 1000} WHERE id = ${id}`,
       `DELETE FROM webhook_batches WHERE id = '${response.batch_id}'`,
       `UPDATE webhook_batches SET id = 'other' WHERE id = '${response.batch_id}'`,
-      ...(store.engine === 'postgresql' ? ['TRUNCATE bank_postings CASCADE', 'TRUNCATE webhook_batches CASCADE'] : []),
+      ...(store.engine === 'postgresql'
+        ? ['TRUNCATE bank_postings CASCADE', 'TRUNCATE webhook_batches CASCADE']
+        : []),
     ]) {
       await assert.rejects(store.write(sql), /foreign key|never deleted or re-keyed/i, sql);
     }
@@ -346,7 +348,11 @@ forEachEngine(
       `SELECT (SELECT count(*) FROM bank_postings) + (SELECT count(*) FROM normalised_postings)
          + (SELECT count(*) FROM ledger_entries) AS n`,
     );
-    assert.equal(Number(left!.n), 3, 'the posting, its normalised version and its ledger entry are all there');
+    assert.equal(
+      Number(left!.n),
+      3,
+      'the posting, its normalised version and its ledger entry are all there',
+    );
   },
 );
 
