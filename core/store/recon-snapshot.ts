@@ -121,3 +121,16 @@ export interface ReconSnapshotRepository {
   /** A consistent read of one sink's day as of an instant (close it when done). */
   open(sink: string, day: string, asOf: Date): Promise<ReconSnapshot>;
 }
+
+/** How far back a checkout payment can still be pending (they expire after PENDING_EXPIRY_MS, 2 h). */
+const CHECKOUT_PENDING_LOOKBACK_DAYS = 31;
+
+/**
+ * The earliest creation time of a checkout payment that may still be pending at `end` (an ISO instant):
+ * the one window the snapshot and the replay archive both read, so a replay sees the payments the run saw.
+ */
+export function checkoutPendingSince(end: string): string {
+  const since = new Date(end);
+  since.setUTCDate(since.getUTCDate() - CHECKOUT_PENDING_LOOKBACK_DAYS);
+  return since.toISOString();
+}

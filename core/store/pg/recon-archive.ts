@@ -14,9 +14,7 @@ import {
 import { statement, type PgDb } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';
 import type { ArchivedPayment, ReconArchiveRepository } from '../recon-archive.ts';
-
-/** How far back a checkout payment can still be pending (it expires after PENDING_EXPIRY_MS, 2 h). */
-const LOOKBACK_DAYS = 31;
+import { checkoutPendingSince } from '../recon-snapshot.ts';
 
 // $1 day, $2 start, $3 as-of.
 const WINDOW = statement(
@@ -131,10 +129,8 @@ export function pgReconArchive(db: PgDb): ReconArchiveRepository {
         const earlier = (await tx.rows<StoredBatch>(BATCHES_BY_ID, [[...earlierIds]])).map(asReceived);
         const batches = replayBatches(earlier, window, wanted);
 
-        const lookback = new Date(end);
-        lookback.setUTCDate(lookback.getUTCDate() - LOOKBACK_DAYS);
         const orderNos = (
-          await tx.rows<{ orderNo: string }>(ORDER_NOS, [start, end, asOfIso, lookback.toISOString()])
+          await tx.rows<{ orderNo: string }>(ORDER_NOS, [start, end, asOfIso, checkoutPendingSince(end)])
         ).map((r) => r.orderNo);
         const rows = await tx.rows<ArchivedPayment['payment'] & { orderNo: string }>(PAYMENTS, [orderNos]);
         const paymentOf = new Map(rows.map((row) => [row.orderNo, row]));

@@ -18,9 +18,7 @@ import type {
   ReconSnapshot,
   ReconSnapshotRepository,
 } from '../recon-snapshot.ts';
-
-/** How far back a checkout payment can still be pending (they expire after PENDING_EXPIRY_MS, 2 h). */
-const CHECKOUT_PENDING_LOOKBACK_DAYS = 31;
+import { checkoutPendingSince } from '../recon-snapshot.ts';
 
 // The statements name their parameters (as SQLite's do); `named` numbers those each one uses. 'at' is the
 // start of the day or the as-of time, for the pending sections.
@@ -203,8 +201,6 @@ const createdOn = <T extends { createdAt: string }>({ createdAt, ...row }: T) =>
 async function readSections(tx: PgTx, sink: string, day: string, asOf: string): Promise<Sections> {
   const agency = sink === TEST_SINK ? null : sink;
   const end = klDayStartUtc(nextDay(day));
-  const lookback = new Date(end);
-  lookback.setUTCDate(lookback.getUTCDate() - CHECKOUT_PENDING_LOOKBACK_DAYS);
   const params: Params = {
     sink,
     agency,
@@ -213,7 +209,7 @@ async function readSections(tx: PgTx, sink: string, day: string, asOf: string): 
     end,
     asOf,
     at: asOf,
-    lookback: lookback.toISOString(),
+    lookback: checkoutPendingSince(end),
   };
   const read = async <R>(sql: string, at = asOf): Promise<R[]> => {
     const { text, values } = named(sql, { ...params, at });

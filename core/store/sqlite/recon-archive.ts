@@ -9,9 +9,7 @@ import {
 import { NOT_ACQUIRER_SOURCES } from '../payment-event-sources.ts';
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import type { ArchivedBatch, ArchivedPayment, ReconArchiveRepository } from '../recon-archive.ts';
-
-/** How far back a checkout payment can still be pending (it expires after PENDING_EXPIRY_MS, 2 h). */
-const LOOKBACK_DAYS = 31;
+import { checkoutPendingSince } from '../recon-snapshot.ts';
 
 /** The archive of webhook bodies and checkout payments, read for a replay of one day and written by one. */
 export function sqliteReconArchive(db: Db): ReconArchiveRepository {
@@ -80,8 +78,6 @@ export function sqliteReconArchive(db: Db): ReconArchiveRepository {
           );
         const batches = replayBatches(earlier, window, wanted);
 
-        const lookback = new Date(params.end);
-        lookback.setUTCDate(lookback.getUTCDate() - LOOKBACK_DAYS);
         const orderNos = db
           .prepare<Record<string, string>, { orderNo: string }>(
             `SELECT order_no AS orderNo FROM payments WHERE created_at >= @start AND created_at < @end
@@ -92,7 +88,7 @@ export function sqliteReconArchive(db: Db): ReconArchiveRepository {
                WHERE p.created_at >= @lookback AND p.created_at < @end AND e.status = 'pending'
              ORDER BY 1`,
           )
-          .all({ ...params, lookback: lookback.toISOString() });
+          .all({ ...params, lookback: checkoutPendingSince(params.end) });
         const paymentOf = db.prepare<[string], ArchivedPayment['payment']>(
           `SELECT order_no AS orderNo, agency_code AS agencyCode, ref_no AS refNo, extra_data AS extraData,
              payment_category AS paymentCategory, amount_sen AS amountSen, add_charge_sen AS addChargeSen, email,

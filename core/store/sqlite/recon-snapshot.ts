@@ -10,9 +10,7 @@ import type {
   ReconSnapshot,
   ReconSnapshotRepository,
 } from '../recon-snapshot.ts';
-
-/** How far back a checkout payment can still be pending (they expire after PENDING_EXPIRY_MS, 2 h). */
-const CHECKOUT_PENDING_LOOKBACK_DAYS = 31;
+import { checkoutPendingSince } from '../recon-snapshot.ts';
 
 // A posting's time is its first version's (a settlement's new time does not move it in the list).
 // data.email is not a column of normalised_postings: it is read from the posting's record as received
@@ -130,14 +128,12 @@ class SqliteReconSnapshot implements ReconSnapshot {
   /** Records of this day or earlier pending at the day's start (`opening`) or at as-of (`closing`). */
   private *pendingRows(at: 'opening' | 'closing'): Generator<ReconItem> {
     const params = { ...this.params, at: at === 'opening' ? this.start : this.asOf };
-    const lookback = new Date(this.end);
-    lookback.setUTCDate(lookback.getUTCDate() - CHECKOUT_PENDING_LOOKBACK_DAYS);
     const rows = this.checkoutRows(
       `p.created_at >= @lookback AND p.created_at < @end`,
       LATEST_EVENT_AT('@at'),
       {
         ...params,
-        lookback: lookback.toISOString(),
+        lookback: checkoutPendingSince(this.end),
       },
     ).filter((row) => row.status === 'pending');
     const bank = this.db
