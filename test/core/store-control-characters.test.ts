@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { prepareRecord } from '../../ingest/bank-webhook/prepare.ts';
 import { bankRecord } from '../helpers.ts';
-import { batchInput } from '../support/batches.ts';
+import { batchInput, normalisedRows } from '../support/batches.ts';
 import { forEachEngine } from '../support/engines.ts';
 
 const ROUTES = { BANKLZS: { kind: 'agency', agency: 'LZS' } } as const;
@@ -41,34 +41,15 @@ forEachEngine(
     const [version] = await store.ledger.batchVersions(response.batch_id);
     assert.ok(version);
     await store.ledger.saveNormalised(
-      [
-        {
-          ...version,
-          batchId: response.batch_id,
-          orderno: record.orderno,
-          bankAgency: 'BANKLZS',
-          status: 'success',
-          amountSen: 15050,
-          name: NAME,
-          email: 'aisyah@example.my',
-          dataEmail: null,
-          timeUtc: '2026-11-20T01:15:23.000Z',
-          zakatName: NAME,
-          icNo: '850312105432',
-          phone: null,
-          state: 'selangor',
-          typeRaw: null,
-          type: 'zakat_pendapatan',
-          year: '2026',
-          address: ADDRESS,
-          postcode: null,
-          city: '\uE000',
-          zakatAmountSen: 15050,
-          rateSen: null,
-          dependants: null,
-          exceptions: ['CONTROL_CHARACTER'],
-        },
-      ],
+      normalisedRows([version], response.batch_id, {
+        orderno: record.orderno,
+        name: NAME,
+        email: 'aisyah@example.my',
+        zakatName: NAME,
+        address: ADDRESS,
+        city: '\uE000',
+        exceptions: ['CONTROL_CHARACTER'],
+      }),
       [],
       RECEIVED,
     );

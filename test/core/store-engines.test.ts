@@ -8,7 +8,7 @@ import { prepareRecord } from '../../ingest/bank-webhook/prepare.ts';
 import type { PreparedRecord } from '../../core/store/bank-postings.ts';
 import { TEST_SINK } from '../../core/store/ledger.ts';
 import { bankRecord } from '../helpers.ts';
-import { batchInput } from '../support/batches.ts';
+import { batchInput, normalisedRows } from '../support/batches.ts';
 import { forEachEngine, type EngineStore } from '../support/engines.ts';
 
 const ROUTES = {
@@ -21,43 +21,11 @@ function prepared(overrides: Parameters<typeof bankRecord>[0] = {}): PreparedRec
   return prepareRecord(bankRecord(overrides), ROUTES);
 }
 
-type StoredVersions = Awaited<ReturnType<EngineStore['ledger']['batchVersions']>>;
-
 async function withPartner(t: TestContext, open: () => Promise<EngineStore>): Promise<EngineStore> {
   void t;
   const store = await open();
   await store.partners.addPassword({ partnerId: 'demo-bank', label: 'main', hash: 'h1', now: NOW });
   return store;
-}
-
-/** The normalise job's rows for a batch's versions (fixed values: these tests are about the store). */
-function normalisedRows(versions: StoredVersions, batchId: string) {
-  return versions.map((v) => ({
-    ...v,
-    batchId,
-    orderno: 'x',
-    bankAgency: 'BANKLZS',
-    status: 'success' as const,
-    amountSen: 15050,
-    name: 'Nur',
-    email: 'n@example.my',
-    dataEmail: null,
-    timeUtc: '2026-11-20T01:15:23.000Z',
-    zakatName: null,
-    icNo: '850312105432',
-    phone: null,
-    state: 'selangor',
-    typeRaw: null,
-    type: 'zakat_pendapatan',
-    year: '2026',
-    address: null,
-    postcode: null,
-    city: null,
-    zakatAmountSen: 15050,
-    rateSen: null,
-    dependants: null,
-    exceptions: ['EMAIL_MISMATCH'],
-  }));
 }
 
 forEachEngine('a partner gets passwords, keeps older ones until revoked, and lists them', async (t, open) => {
