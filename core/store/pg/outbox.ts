@@ -38,10 +38,12 @@ export async function completeOutbox(tx: Queryable, completion: OutboxCompletion
 }
 
 const ROW = `id, queue, job_id AS "jobId", payload, attempts`;
-// Oldest first, at most $2 of each queue (one queue's backlog never hides another's work).
+// Oldest first, at most $2 of each queue (one queue's backlog never hides another's work), none of queue
+// $3 (the queue workers lease themselves; a null $3 excludes nothing).
 const WAITING = `SELECT id FROM (
     SELECT id, row_number() OVER (PARTITION BY queue ORDER BY id) AS nth FROM outbox
-    WHERE sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= $1)) w
+    WHERE sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= $1)
+      AND queue IS DISTINCT FROM $3::text) w
   WHERE nth <= $2`;
 // The waiting ids are computed once (an array, then read by primary key): as `id IN (...)` the planner,
 // misled by a table not analysed since its backlog arrived, joined every waiting row with every other
@@ -53,6 +55,17 @@ const CLAIM = statement(
   `SELECT ${ROW} FROM outbox WHERE id = ANY(ARRAY(${WAITING}))
      AND sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= $1)
    ORDER BY id FOR UPDATE SKIP LOCKED`,
+);
+// Rows another process is leasing right now are skipped, never waited for. The chosen rows are
+// MATERIALIZED: a locking subquery joined in place may be scanned again, and with SKIP LOCKED each scan
+// picks other rows (more than $3 leased; the test caught it).
+const LEASE = statement(
+  `WITH chosen AS MATERIALIZED (
+     SELECT id FROM outbox
+     WHERE queue = $1 AND sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= $2)
+     ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)
+   UPDATE outbox o SET next_try_at = $4 FROM chosen WHERE o.id = chosen.id
+   RETURNING o.id, o.queue, o.job_id AS "jobId", o.payload, o.attempts`,
 );
 const MARK_SENT = statement('UPDATE outbox SET sent_at = $1, last_error = NULL WHERE id = ANY($2::bigint[])');
 // A row the queue refused for good: shown failed, never handed over or re-driven again.
@@ -66,12 +79,12 @@ export function pgOutbox(db: PgDb): OutboxRepository {
     },
 
     async pending(limitPerQueue, now) {
-      return db.rows<OutboxRow>(PENDING, [now.toISOString(), limitPerQueue]);
+      return db.rows<OutboxRow>(PENDING, [now.toISOString(), limitPerQueue, null]);
     },
 
-    async handOver(limitPerQueue, now, send) {
+    async handOver(limitPerQueue, now, send, except) {
       return db.transaction(async (tx) => {
-        const rows = await tx.rows<OutboxRow>(CLAIM, [now.toISOString(), limitPerQueue]);
+        const rows = await tx.rows<OutboxRow>(CLAIM, [now.toISOString(), limitPerQueue, except ?? null]);
         if (rows.length === 0) return 0;
         const refused = (await send(rows)) ?? new Map<number, string>();
         const sent = rows.filter((r) => !refused.has(r.id)).map((r) => r.id);
@@ -80,6 +93,11 @@ export function pgOutbox(db: PgDb): OutboxRepository {
           await tx.run(MARK_REFUSED, [now.toISOString(), error.slice(0, 2000), id]);
         return rows.length;
       });
+    },
+
+    async lease(queue, limit, now, until) {
+      const rows = await db.rows<OutboxRow>(LEASE, [queue, now.toISOString(), limit, until.toISOString()]);
+      return rows.sort((a, b) => Number(a.id) - Number(b.id));
     },
 
     async markSentMany(ids, now) {
@@ -118,11 +136,12 @@ export function pgOutbox(db: PgDb): OutboxRepository {
       );
     },
 
-    async redriveDue(now) {
+    async redriveDue(now, queue) {
       return db.run(
         `UPDATE outbox SET failed_at = NULL
-         WHERE failed_at IS NOT NULL AND next_try_at IS NOT NULL AND next_try_at <= $1 AND sent_at IS NULL`,
-        [now.toISOString()],
+         WHERE failed_at IS NOT NULL AND next_try_at IS NOT NULL AND next_try_at <= $1 AND sent_at IS NULL
+           AND ($2::text IS NULL OR queue = $2)`,
+        [now.toISOString(), queue ?? null],
       );
     },
 

@@ -39,13 +39,23 @@ export function sqliteOutbox(db: Db): OutboxRepository {
   const complete = outboxCompleter(db);
   // The jobs of one turn (a callback job runs 32 at once) record their outcome in one commit (issue 17).
   const inGroup = groupCommitter(db);
-  const selectPending = db.prepare<[string, number], OutboxRow>(
+  // `queue IS NOT ?`: a null `except` excludes nothing.
+  const selectPending = db.prepare<[string, string | null, number], OutboxRow>(
     `SELECT id, queue, jobId, payload, attempts FROM (
        SELECT id, queue, job_id AS jobId, payload, attempts,
          row_number() OVER (PARTITION BY queue ORDER BY id) AS nth
        FROM outbox
-       WHERE sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= ?))
+       WHERE sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= ?)
+         AND queue IS NOT ?)
      WHERE nth <= ? ORDER BY id`,
+  );
+  // One statement under the write lock: two processes sharing the file never lease the same row.
+  const leaseRows = db.prepare<[string, string, string, number], OutboxRow>(
+    `UPDATE outbox SET next_try_at = ? WHERE id IN (
+       SELECT id FROM outbox
+       WHERE queue = ? AND sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= ?)
+       ORDER BY id LIMIT ?)
+     RETURNING id, queue, job_id AS jobId, payload, attempts`,
   );
   const markOne = db.prepare<[string, number]>(
     'UPDATE outbox SET sent_at = ?, last_error = NULL WHERE id = ?',
@@ -66,24 +76,15 @@ export function sqliteOutbox(db: Db): OutboxRepository {
      * backlog never hides another's work), skipping failed rows and those waiting for a retry.
      */
     async pending(limitPerQueue: number, now: Date): Promise<OutboxRow[]> {
-      return db
-        .prepare<[string, number], OutboxRow>(
-          `SELECT id, queue, jobId, payload, attempts FROM (
-             SELECT id, queue, job_id AS jobId, payload, attempts,
-               row_number() OVER (PARTITION BY queue ORDER BY id) AS nth
-             FROM outbox
-             WHERE sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= ?))
-           WHERE nth <= ? ORDER BY id`,
-        )
-        .all(now.toISOString(), limitPerQueue);
+      return selectPending.all(now.toISOString(), null, limitPerQueue);
     },
 
-    async handOver(limitPerQueue, now, send) {
+    async handOver(limitPerQueue, now, send, except) {
       // One hand-over at a time in this process: two relays of one process never read the same rows. The
       // rows stay pending while Redis is asked (a Redis that is down leaves them visibly waiting). Workers
       // on one host sharing the file may still both add a row; BullMQ's job id keeps that to one job.
       const run = handing.then(async () => {
-        const rows = selectPending.all(now.toISOString(), limitPerQueue);
+        const rows = selectPending.all(now.toISOString(), except ?? null, limitPerQueue);
         if (rows.length === 0) return 0;
         const refused = (await send(rows)) ?? new Map<number, string>();
         // In the group commit: it shares the commit of the jobs' writes of this turn, and waits for another
@@ -99,6 +100,12 @@ export function sqliteOutbox(db: Db): OutboxRepository {
       });
       handing = run.catch(() => undefined);
       return run;
+    },
+
+    async lease(queue, limit, now, until) {
+      // In the group commit, so waiting for another process's write lock does not sleep this thread.
+      const rows = await inGroup(() => leaseRows.all(until.toISOString(), queue, now.toISOString(), limit));
+      return rows.sort((a, b) => a.id - b.id);
     },
 
     async markSentMany(ids: readonly number[], now: Date): Promise<void> {
@@ -154,14 +161,14 @@ export function sqliteOutbox(db: Db): OutboxRepository {
       ).run(error.slice(0, 2000), retryAt?.toISOString() ?? null, failed ? now.toISOString() : null, id);
     },
 
-    /** Embedded mode: failed rows whose re-drive time has come are put back in line; returns how many. */
-    async redriveDue(now: Date): Promise<number> {
+    async redriveDue(now: Date, queue?: string): Promise<number> {
       return db
         .prepare(
           `UPDATE outbox SET failed_at = NULL
-           WHERE failed_at IS NOT NULL AND next_try_at IS NOT NULL AND next_try_at <= ? AND sent_at IS NULL`,
+           WHERE failed_at IS NOT NULL AND next_try_at IS NOT NULL AND next_try_at <= ? AND sent_at IS NULL
+             AND (? IS NULL OR queue = ?)`,
         )
-        .run(now.toISOString()).changes;
+        .run(now.toISOString(), queue ?? null, queue ?? null).changes;
     },
 
     /** Puts failed rows (of one queue, or all) back in line; returns how many. */
