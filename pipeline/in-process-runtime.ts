@@ -1,11 +1,10 @@
 import type { Deps } from '../core/deps.ts';
 import type { OutboxRow } from '../core/store/index.ts';
 import { jobFor } from './jobs/index.ts';
-import { PermanentJobError } from './jobs/types.ts';
+import { runOutboxRow } from './outbox-job.ts';
 import type { PipelineRuntime } from './runtime.ts';
 import { byQueue, createPoller } from './poller.ts';
-import { afterFailure, retryPolicyFor, type RetryPolicy } from './retry.ts';
-import { runJob } from './jobs/run.ts';
+import { retryPolicyFor, type RetryPolicy } from './retry.ts';
 import { createStoreFault } from './store-fault.ts';
 
 export interface InProcessOptions {
@@ -54,33 +53,8 @@ export function createInProcessRuntime(
 
   /** Runs a row's job and records the outcome; rejects only when the store cannot record it. */
   async function runOne(row: OutboxRow): Promise<void> {
-    const now = () => deps.clock.now();
-    const job = jobFor(row.queue);
-    try {
-      if (!job) throw new PermanentJobError(`no job handles queue ${row.queue}`);
-      const outcome = await runJob(job, JSON.parse(row.payload) as unknown, deps, {
-        completes: { sent: row.id },
-      });
-      // A job that completed its row in its own write (a callback's finish) needs no second write.
-      if (!outcome?.outboxCompleted) await deps.store.outbox.markSent(row.id, now());
-      storeFault.recovered();
-      return;
-    } catch (err) {
-      const attempts = row.attempts + 1;
-      const { retryAt, failed } = afterFailure(policyOf(row.queue), attempts, err, now());
-      await deps.store.outbox.markAttemptFailed(
-        row.id,
-        String((err as Error).message ?? err),
-        now(),
-        retryAt,
-        failed,
-      );
-      storeFault.recovered();
-      // Logged once recorded: with a store that cannot write, the store fault is the one line.
-      const permanent = err instanceof PermanentJobError;
-      const exhausted = failed && !permanent;
-      log.warn({ err, queue: row.queue, job_id: row.jobId, attempts, permanent, exhausted }, 'job failed');
-    }
+    await runOutboxRow(deps, row, policyOf(row.queue), log);
+    storeFault.recovered();
   }
 
   /** Starts a chain for every queue with pending rows that is not already running; returns rows seen. */

@@ -19,7 +19,12 @@ async function stillReachable(queue: Queue, error: unknown): Promise<void> {
  */
 export function createOutboxRelay(
   deps: Deps,
-  options: { pollMs: number; jobOptions?: JobsOptions } = { pollMs: 500 },
+  options: {
+    pollMs: number;
+    jobOptions?: JobsOptions;
+    /** A queue the workers lease from the outbox themselves (decision 218): never handed to Redis. */
+    except?: string;
+  } = { pollMs: 500 },
 ) {
   const log = deps.logger.child({ component: 'bull-relay' });
   const queues = openQueues(deps);
@@ -27,34 +32,42 @@ export function createOutboxRelay(
 
   async function handOver(): Promise<number> {
     // The store hands each row to one relay only, however many workers run this (docs/pipeline.md).
-    return deps.store.outbox.handOver(ROWS_PER_LOOK, deps.clock.now(), async (rows) => {
-      const refused = new Map<number, string>();
-      for (const [name, queueRows] of byQueue(rows)) {
-        const queue = queues.get(name);
-        const jobOf = (row: OutboxRow) => ({
-          name,
-          data: JSON.parse(row.payload) as unknown,
-          opts: { ...(options.jobOptions ?? jobOptionsFor(deps.config, name)), jobId: row.jobId },
-        });
-        try {
-          await queue.addBulk(queueRows.map(jobOf));
-        } catch (bulkError) {
-          // One job BullMQ refuses (an id it cannot take) fails the whole bulk: find it, so that it fails
-          // alone and the rows behind it flow. A Redis that is down fails the look instead: nothing marked.
-          await stillReachable(queue, bulkError);
-          for (const row of queueRows) {
-            const job = jobOf(row);
-            await queue.add(name, job.data, job.opts).catch(async (err: unknown) => {
-              await stillReachable(queue, err);
-              const why = err instanceof Error ? err.message : String(err);
-              log.error({ queue: name, job_id: row.jobId, err }, 'the queue refused a job: failed for good');
-              refused.set(row.id, why);
-            });
+    return deps.store.outbox.handOver(
+      ROWS_PER_LOOK,
+      deps.clock.now(),
+      async (rows) => {
+        const refused = new Map<number, string>();
+        for (const [name, queueRows] of byQueue(rows)) {
+          const queue = queues.get(name);
+          const jobOf = (row: OutboxRow) => ({
+            name,
+            data: JSON.parse(row.payload) as unknown,
+            opts: { ...(options.jobOptions ?? jobOptionsFor(deps.config, name)), jobId: row.jobId },
+          });
+          try {
+            await queue.addBulk(queueRows.map(jobOf));
+          } catch (bulkError) {
+            // One job BullMQ refuses (an id it cannot take) fails the whole bulk: find it, so that it fails
+            // alone and the rows behind it flow. A Redis that is down fails the look instead: nothing marked.
+            await stillReachable(queue, bulkError);
+            for (const row of queueRows) {
+              const job = jobOf(row);
+              await queue.add(name, job.data, job.opts).catch(async (err: unknown) => {
+                await stillReachable(queue, err);
+                const why = err instanceof Error ? err.message : String(err);
+                log.error(
+                  { queue: name, job_id: row.jobId, err },
+                  'the queue refused a job: failed for good',
+                );
+                refused.set(row.id, why);
+              });
+            }
           }
         }
-      }
-      return refused;
-    });
+        return refused;
+      },
+      options.except,
+    );
   }
 
   const poller = createPoller(

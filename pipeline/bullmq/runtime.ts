@@ -1,7 +1,9 @@
 import type { JobsOptions } from 'bullmq';
 import type { Deps } from '../../core/deps.ts';
+import { CALLBACK_QUEUE } from '../../core/queues.ts';
+import { createLeasedQueue } from '../leased-queue.ts';
 import { pipelineQueueNames } from '../queues.ts';
-import type { FailedJob, PipelineRuntime } from '../runtime.ts';
+import type { FailedJob, PipelineRuntime, QueueCounts } from '../runtime.ts';
 import { createOutboxRelay } from './outbox-relay.ts';
 import { readQueueCounts } from './queues.ts';
 import { createReconciler } from './reconciler.ts';
@@ -17,19 +19,45 @@ export interface BullRuntimeOptions {
   nightlyScheduler?: boolean;
 }
 
-/** The BullMQ pipeline: the outbox relay, and (optionally) a worker per queue. */
+/**
+ * The BullMQ pipeline: the outbox relay, and (optionally) a worker per queue. The callbacks are the
+ * exception (decision 218): every worker leases them straight from the outbox, a BullMQ job per callback
+ * being most of a delivery's cost. Their BullMQ worker stays, for jobs an earlier version handed to Redis.
+ */
 export function createBullRuntime(
   deps: Deps,
   options: BullRuntimeOptions = { pollMs: 500, withWorkers: true },
 ): PipelineRuntime {
-  const relay = createOutboxRelay(deps, options);
+  const relay = createOutboxRelay(deps, { ...options, except: CALLBACK_QUEUE });
   const workers = options.withWorkers ? createBullWorkers(deps) : undefined;
   const reconciler = options.withWorkers
     ? createReconciler(deps, relay.queues, { nightlyScheduler: options.nightlyScheduler ?? false })
     : undefined;
+  // A leased callback waits for at most one delivery before its own, each within the callback's own lease
+  // (its timeout and 5 s: pipeline/jobs/callback.ts).
+  const callbacks = createLeasedQueue(deps, {
+    queue: CALLBACK_QUEUE,
+    pollMs: options.pollMs,
+    leaseMs: 2 * (deps.config.callbacks.timeoutMs + 5000),
+  });
   const names = pipelineQueueNames(deps.config);
 
-  const counts = () => readQueueCounts(relay.queues, names);
+  // The callbacks' counts are the outbox's and Redis's (jobs handed over by an earlier version) together.
+  async function counts(): Promise<QueueCounts[]> {
+    const [inRedis, leased] = await Promise.all([readQueueCounts(relay.queues, names), callbacks.counts()]);
+    return inRedis.map((c) =>
+      c.queue !== leased.queue
+        ? c
+        : {
+            queue: c.queue,
+            waiting: c.waiting + leased.waiting,
+            active: c.active + leased.active,
+            delayed: c.delayed,
+            failed: c.failed + leased.failed,
+            completed: c.completed + leased.completed,
+          },
+    );
+  }
 
   return {
     kind: 'bullmq',
@@ -37,8 +65,10 @@ export function createBullRuntime(
       relay.start();
       workers?.start();
       reconciler?.start();
+      if (options.withWorkers) callbacks.start();
     },
     async stop() {
+      await callbacks.stop();
       await reconciler?.stop();
       await workers?.stop();
       await relay.stop();
@@ -46,6 +76,8 @@ export function createBullRuntime(
     async drain() {
       for (;;) {
         const handed = await relay.handOver();
+        // Without workers here (the CLI), other processes' workers lease the callbacks.
+        if (options.withWorkers) await callbacks.drain();
         const busy = (await counts()).some((c) => c.waiting + c.active + c.delayed > 0);
         const waiting = (await deps.store.outbox.pending(1, deps.clock.now())).length;
         if (handed === 0 && !busy && waiting === 0) return;
@@ -55,12 +87,13 @@ export function createBullRuntime(
     counts,
     async failed(): Promise<FailedJob[]> {
       const lists = await Promise.all(names.map((name) => relay.queues.get(name).getFailed()));
-      return lists.flat().map((job) => ({
+      const inRedis = lists.flat().map((job) => ({
         queue: job.queueName,
         jobId: job.id ?? '',
         attempts: job.attemptsMade,
         error: job.failedReason,
       }));
+      return [...inRedis, ...(await callbacks.failed())];
     },
     async retryFailed(queue) {
       let retried = 0;
@@ -70,7 +103,7 @@ export function createBullRuntime(
           retried += 1;
         }
       }
-      return retried;
+      return retried + (await callbacks.retryFailed(queue));
     },
   };
 }

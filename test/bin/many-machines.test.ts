@@ -77,6 +77,8 @@ test('two web processes and two workers on one PostgreSQL and one Redis survive 
     CALLBACK_RETRY_MS: '200',
     // A killed worker's jobs come back after seconds, not the production minute, to keep the test short.
     WORKER_LOCK_MS: '3000',
+    // A killed worker's leased callbacks are taken again after 2 x (this + 5 s) = 14 s (decision 218).
+    CALLBACK_TIMEOUT_MS: '2000',
     PIPELINE_RECONCILE_MS: '2000',
     PIPELINE_RECONCILE_GRACE_MS: '5000',
   };

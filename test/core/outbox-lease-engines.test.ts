@@ -62,8 +62,9 @@ onBothEngines(
     const n = await store.outbox.handOver(
       500,
       NOW,
-      async (rows) => {
+      (rows) => {
         handed.push(...rows.map((r) => r.jobId));
+        return Promise.resolve();
       },
       'callbacks',
     );

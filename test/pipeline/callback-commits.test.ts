@@ -13,21 +13,14 @@ import { countRuntimeMarks } from '../support/outbox-marks.ts';
 import { startMerchant } from '../support/merchant.ts';
 import { startRedis } from '../support/redis.ts';
 import { onPostgres } from '../support/test-database.ts';
-import { newOrder, payOrder } from '../support/orders.ts';
+import { paidOrders as paidToMerchant } from '../support/orders.ts';
 
 const AT = '2026-11-20T02:00:00.000Z';
 const DELIVERIES = 32;
 
 /** `n` paid orders, each with a callback queued to `url` (through the store: the payer's pages are not the subject). */
-async function paidOrders(app: TestApp, url: string, n: number): Promise<string[]> {
-  const { orders } = app.deps.store;
-  const orderNos = Array.from({ length: n }, (_, i) => `CB${i}`);
-  for (const orderNo of orderNos) {
-    await orders.createOrder(newOrder(orderNo, { returnUrl: url, at: AT }));
-    await payOrder(orders, orderNo, AT);
-  }
-  return orderNos;
-}
+const paidOrders = (app: TestApp, url: string, n: number) =>
+  paidToMerchant(app.deps.store.orders, url, n, AT);
 
 /** Every callback delivered once, recorded once, and its outbox row completed. */
 async function assertAllDelivered(app: TestApp, orderNos: string[]): Promise<void> {

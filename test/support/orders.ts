@@ -58,3 +58,19 @@ export async function payOrder(
     callback,
   );
 }
+
+/** `n` orders (`${prefix}0`, `${prefix}1`, ...) paid at `at`, each with its callback queued to `url`. */
+export async function paidOrders(
+  orders: OrdersRepository,
+  url: string,
+  n: number,
+  at: string = ORDER_AT,
+  prefix = 'CB',
+): Promise<string[]> {
+  const orderNos = Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+  for (const orderNo of orderNos) {
+    await orders.createOrder(newOrder(orderNo, { returnUrl: url, at }));
+    await payOrder(orders, orderNo, at);
+  }
+  return orderNos;
+}

@@ -10,6 +10,10 @@ export interface TestRedis {
   prefix: string;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Freezes redis-server (SIGSTOP): connections stay open and nothing answers, as a Redis stuck on its disk. */
+  freeze(): void;
+  /** Thaws it (SIGCONT). */
+  thaw(): void;
 }
 
 let prefixes = 0;
@@ -58,5 +62,12 @@ export async function startRedis(t: TestContext): Promise<TestRedis> {
   await start();
   onCleanup(t, stop);
   prefixes += 1;
-  return { url: `redis://127.0.0.1:${port}`, prefix: `test${process.pid}x${prefixes}`, stop, start };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    prefix: `test${process.pid}x${prefixes}`,
+    stop,
+    start,
+    freeze: () => child?.kill('SIGSTOP'),
+    thaw: () => child?.kill('SIGCONT'),
+  };
 }
