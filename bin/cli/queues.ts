@@ -1,5 +1,6 @@
 /** `amil queues`: the pipeline's queues, in whichever runtime this configuration uses. */
 import type { Command } from 'commander';
+import { CALLBACK_QUEUE } from '../../core/queues.ts';
 import { createBullRuntime } from '../../pipeline/bullmq/runtime.ts';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import type { PipelineRuntime } from '../../pipeline/runtime.ts';
@@ -24,7 +25,8 @@ export function register(program: Command, cli: CliContext): void {
         if (opts.json) return printJson({ runtime: runtime.kind, counts, failed, outbox });
         print(`runtime: ${runtime.kind}`);
         if (runtime.kind === 'bullmq') {
-          const waiting = outbox.reduce((n, q) => n + q.waiting, 0);
+          // The callbacks never go to Redis (decision 218): the workers lease them; their line counts them.
+          const waiting = outbox.reduce((n, q) => n + (q.queue === CALLBACK_QUEUE ? 0 : q.waiting), 0);
           // Handed over but not completed: in Redis, or lost with it and about to be re-added (docs/pipeline.md).
           const unfinished = outbox.reduce((n, q) => n + q.unfinished, 0);
           print(

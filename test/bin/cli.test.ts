@@ -4,6 +4,8 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bankRecord, startApp, tempDir } from '../helpers.ts';
 import { runCli } from './processes.ts';
+import { paidOrders } from '../support/orders.ts';
+import { startRedis } from '../support/redis.ts';
 
 test('amil partner set-password generates a password, shown once, that the webhook accepts', async (t) => {
   const app = await startApp(t);
@@ -111,6 +113,18 @@ test('amil queues in embedded mode reports the outbox, and queues retry puts fai
   const retried = await runCli(['queues', 'retry', 'normalise'], env);
   assert.match(retried.stdout, /1 failed job\(s\) put back in line/);
   assert.equal((await app.deps.store.outbox.pending(5, new Date())).length, 1);
+});
+
+test('amil queues in Redis mode counts the callbacks on their own line, never as waiting for Redis', async (t) => {
+  const redis = await startRedis(t);
+  const app = await startApp(t, { REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix });
+  await paidOrders(app.deps.store.orders, 'http://127.0.0.1:9/callback', 2);
+  const env = { ...app.storeEnv, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix };
+  const listed = await runCli(['queues'], env);
+  assert.equal(listed.code, 0, listed.stderr);
+  // The workers lease callbacks from the outbox (decision 218): nothing of theirs waits for Redis.
+  assert.match(listed.stdout, /outbox: 0 job\(s\) waiting to be handed to Redis/);
+  assert.match(listed.stdout, /^callbacks\s+2\s+0\s+0\s+0\s+0$/m);
 });
 
 test('amil agency add prints a key once; show never does; rotate-key replaces it; set merges settings', async (t) => {
