@@ -78,7 +78,10 @@ export function createBullRuntime(
         const handed = await relay.handOver();
         // Without workers here (the CLI), other processes' workers lease the callbacks.
         if (options.withWorkers) await callbacks.drain();
-        const busy = (await counts()).some((c) => c.waiting + c.active + c.delayed > 0);
+        // Redis's own counts: the outbox's callbacks include retries scheduled for later, which `pending`
+        // and the leased queue's drain leave out, as a drain must.
+        const inRedis = await readQueueCounts(relay.queues, names);
+        const busy = inRedis.some((c) => c.waiting + c.active + c.delayed > 0);
         const waiting = (await deps.store.outbox.pending(1, deps.clock.now())).length;
         if (handed === 0 && !busy && waiting === 0) return;
         await new Promise((resolve) => setTimeout(resolve, 20));

@@ -108,3 +108,23 @@ void test('the callbacks a dead worker held are delivered by another once its le
   await assertEachDeliveredOnce(app, merchant, orderNos);
   assert.ok(merchant.received[0]!.at >= leasedAt.getTime() + 1500, 'taken once the lease ended');
 });
+
+void test('a drain does not wait for a callback retry scheduled for later', async (t) => {
+  const redis = await startRedis(t);
+  const app = await startApp(t, { REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix });
+  const merchant = await startMerchant(t, () => 500);
+  // Paid now: a callback made days ago would be past its retry horizon, dead at its first refusal.
+  const at = new Date().toISOString();
+  const [orderNo] = await paidOrders(app.deps.store.orders, `${merchant.url}/callback`, 1, at);
+  const runtime = startWorkerRuntime(t, app);
+  let timer: NodeJS.Timeout | undefined;
+  const tooLong = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve('still draining after 5 s'), 5000);
+  });
+  const drained = await Promise.race([runtime.drain().then(() => 'drained'), tooLong]);
+  clearTimeout(timer);
+  assert.equal(drained, 'drained');
+  const [callback] = await app.deps.store.callbacks.ofOrder(orderNo ?? '');
+  assert.equal(callback?.state, 'queued', 'refused once, its retry scheduled (CALLBACK_RETRY_MS, 30 s)');
+  assert.equal(callback.attemptLog.length, 1);
+});
