@@ -35,12 +35,7 @@ export function createInProcessRuntime(
   const log = deps.logger.child({ component: 'relay' });
   const busyQueues = new Map<string, Promise<void>>();
   let stopping = false;
-  const { retryBaseMs, storeFaultMaxMs, storeFaultLogMs } = deps.config.pipeline;
-  const storeFault = createStoreFault(log, {
-    firstDelayMs: Math.max(options.pollMs, retryBaseMs),
-    maxDelayMs: storeFaultMaxMs,
-    logEveryMs: storeFaultLogMs,
-  });
+  const storeFault = createStoreFault(log, deps.config.pipeline, options.pollMs);
 
   function policyOf(queue: string): RetryPolicy {
     const policy = retryPolicyFor(deps.config, queue);

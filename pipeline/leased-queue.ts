@@ -31,12 +31,7 @@ export function createLeasedQueue(deps: Deps, options: LeasedQueueOptions) {
   const log = deps.logger.child({ component: 'leased-queue', queue });
   const width = jobFor(queue)?.concurrency ?? 1;
   const policy = retryPolicyFor(deps.config, queue);
-  const { retryBaseMs, storeFaultMaxMs, storeFaultLogMs } = deps.config.pipeline;
-  const storeFault = createStoreFault(log, {
-    firstDelayMs: Math.max(pollMs, retryBaseMs),
-    maxDelayMs: storeFaultMaxMs,
-    logEveryMs: storeFaultLogMs,
-  });
+  const storeFault = createStoreFault(log, deps.config.pipeline, pollMs);
   const buffer: OutboxRow[] = [];
   let inFlight = 0;
   let stopping = true;

@@ -1,14 +1,19 @@
+import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
 
 /**
- * The in-process relay's view of a store that cannot write (a full disk, an I/O error, a lock held too
- * long). Recording a failed attempt fails too then, so without this the relay would retry at once, for
- * ever: it backs off instead (doubling, capped), and logs the condition once per interval, not per attempt.
+ * A store that cannot write (a full disk, an I/O error, a lock held too long), as seen by what runs jobs
+ * straight from the outbox: the in-process runtime and the leased queue. Recording a failed attempt fails
+ * too then, so without this they would retry at once, for ever: they back off instead (doubling, capped),
+ * and log the condition once per interval, not per attempt.
  */
-export function createStoreFault(
-  log: Logger,
-  options: { firstDelayMs: number; maxDelayMs: number; logEveryMs: number },
-) {
+export function createStoreFault(log: Logger, pipeline: Config['pipeline'], pollMs: number) {
+  // The first pause: a poll interval, or the retry policy's first delay when longer.
+  const options = {
+    firstDelayMs: Math.max(pollMs, pipeline.retryBaseMs),
+    maxDelayMs: pipeline.storeFaultMaxMs,
+    logEveryMs: pipeline.storeFaultLogMs,
+  };
   let fault:
     { since: number; failures: number; delayMs: number; retryAt: number; loggedAt: number } | undefined;
   return {

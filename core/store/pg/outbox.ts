@@ -97,7 +97,7 @@ export function pgOutbox(db: PgDb): OutboxRepository {
 
     async lease(queue, limit, now, until) {
       const rows = await db.rows<OutboxRow>(LEASE, [queue, now.toISOString(), limit, until.toISOString()]);
-      return rows.sort((a, b) => Number(a.id) - Number(b.id));
+      return rows.sort((a, b) => a.id - b.id);
     },
 
     async markSentMany(ids, now) {
