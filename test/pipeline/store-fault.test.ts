@@ -4,11 +4,16 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { CALLBACK_QUEUE } from '../../core/queues.ts';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
+import { createLeasedQueue } from '../../pipeline/leased-queue.ts';
 import { onCleanup, startApp, tempDir } from '../helpers.ts';
 import { generateDay } from '../support/recon-day.ts';
 import { onPostgres } from '../support/test-database.ts';
 import { ledgerNow, ledgerTruth, postDay, sameLines, waitUntil } from '../support/faults.ts';
+import { startMerchant } from '../support/merchant.ts';
+import { paidOrders } from '../support/orders.ts';
+import { startRedis } from '../support/redis.ts';
 
 /** Mounts a small tmpfs at `dir` (needs root); returns why not when it cannot. */
 function mountSmallDisk(dir: string): string | undefined {
@@ -92,5 +97,58 @@ test(
       `recovered ${Date.now() - freed} ms after space returned; ${during.length} relay log line(s) in 3 s`,
     );
     assert.match(app.logs(), /the store writes again/);
+  },
+);
+
+test(
+  'a worker leasing callbacks on a full disk backs off with a few log lines, and delivers them when space returns',
+  { skip: onPostgres && 'SQLite only: it fills a tmpfs under the SQLite file' },
+  async (t) => {
+    const dir = tempDir(t, 'amil-full-');
+    const cannot = mountSmallDisk(dir);
+    if (cannot) return t.skip(cannot);
+    onCleanup(t, () => execFileSync('umount', ['-l', dir]));
+    const redis = await startRedis(t);
+    const app = await startApp(t, {
+      DATA_DIR: dir,
+      REDIS_URL: redis.url,
+      QUEUE_PREFIX: redis.prefix,
+      PIPELINE_RETRY_BASE_MS: '50',
+      STORE_FAULT_MAX_MS: '400',
+      STORE_FAULT_LOG_MS: '60000',
+    });
+    const merchant = await startMerchant(t, () => 200);
+    const orderNos = await paidOrders(app.deps.store.orders, `${merchant.url}/callback`, 5);
+    const probe = new Database(app.deps.config.databaseFile);
+    probe.pragma('wal_checkpoint(TRUNCATE)');
+    probe.close();
+    const filler = fillDisk(dir);
+
+    // The leased queue alone, as a worker runs it (decision 218): its lease is a write.
+    const callbacks = createLeasedQueue(app.deps, { queue: CALLBACK_QUEUE, pollMs: 20, leaseMs: 40_000 });
+    onCleanup(t, () => callbacks.stop());
+    const logged = app.logs().length;
+    callbacks.start();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const during = app
+      .logs()
+      .slice(logged)
+      .split('\n')
+      .filter((line) => line.includes('"component":"leased-queue"'));
+    assert.ok(during.length <= 3, `a few lines in 3 s, not one per attempt: ${during.length}`);
+    assert.ok(
+      during.some((line) => line.includes('the store cannot write')),
+      during.join('\n'),
+    );
+    assert.equal(merchant.received.length, 0, 'nothing leased, so nothing sent, meanwhile');
+
+    rmSync(filler);
+    await merchant.waitFor(orderNos.length, 30_000);
+    await callbacks.drain(); // the last finishes committed
+    assert.match(app.logs(), /the store writes again/);
+    for (const orderNo of orderNos) {
+      const [callback] = await app.deps.store.callbacks.ofOrder(orderNo);
+      assert.equal(callback?.attemptLog.length, 1, orderNo);
+    }
   },
 );
