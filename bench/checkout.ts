@@ -782,8 +782,6 @@ async function main(): Promise<boolean> {
       redisUrl: redis.url,
       dataDir: tempDir('amil-bench-pg-workers-'),
       workers: PG_WORKERS,
-      // The callbacks delivered in-process above are counted too.
-      count: 2 * callbacks,
       limitSeconds: DRAIN_LIMIT_SECONDS,
       postgresPid: pgServer.pid,
       redisPid: redis.pid,
