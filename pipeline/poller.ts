@@ -2,7 +2,8 @@ import type { OutboxRow } from '../core/store/index.ts';
 
 /**
  * Calls `look` now and again: at once when it reports more work, else after its `delayMs` or `pollMs`. `look` must not
- * reject (it logs its own failures). stop() waits for a look in progress.
+ * reject (it logs its own failures). stop() waits for a look in progress, until `until` (epoch ms) when given:
+ * a look stuck on a dependency that does not answer is then left behind.
  */
 export function createPoller(look: () => Promise<{ more: boolean; delayMs?: number }>, pollMs: number) {
   let timer: NodeJS.Timeout | undefined;
@@ -28,12 +29,33 @@ export function createPoller(look: () => Promise<{ more: boolean; delayMs?: numb
     poke(delayMs = 0): void {
       schedule(delayMs);
     },
-    async stop(): Promise<void> {
+    async stop(until?: number): Promise<void> {
       stopped = true;
       clearTimeout(timer);
-      await running;
+      if (until === undefined) await running;
+      else if (running) await settlesBy(running, until);
     },
   };
+}
+
+/**
+ * Waits for `promise` until `until` (epoch ms) at most; whether it settled by then. It goes on either way
+ * (a rejection after that is ignored): this only stops waiting for it.
+ */
+export async function settlesBy(promise: Promise<unknown>, until: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = promise.then(
+    () => true,
+    () => true,
+  );
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, until - Date.now()));
+  });
+  try {
+    return await Promise.race([settled, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Outbox rows grouped by queue, each group in outbox order. */

@@ -3,7 +3,7 @@ import type { Deps } from '../../core/deps.ts';
 import type { OutboxRow } from '../../core/store/index.ts';
 import { byQueue, createPoller } from '../poller.ts';
 import { jobOptionsFor } from '../retry.ts';
-import { openQueues } from './queues.ts';
+import { openQueues, REDIS_STOP_WAIT_MS } from './queues.ts';
 
 const ROWS_PER_LOOK = 500;
 
@@ -89,9 +89,10 @@ export function createOutboxRelay(
 
   return {
     start: () => poller.start(),
-    async stop(): Promise<void> {
-      await poller.stop();
-      await queues.close();
+    /** Stops handing over, waiting on Redis until `until` (epoch ms) at most. */
+    async stop(until = Date.now() + REDIS_STOP_WAIT_MS): Promise<void> {
+      await poller.stop(until);
+      await queues.close(until);
     },
     /** One hand-over now (tests and the CLI). */
     handOver,

@@ -1,7 +1,17 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Deps } from '../../core/deps.ts';
+import { settlesBy } from '../poller.ts';
 import type { QueueCounts } from '../runtime.ts';
+
+/**
+ * How long a stop waits on a Redis that does not answer before it lets go. BullMQ waits for such a Redis for
+ * ever: its close, and any command on a connection that never became ready (taskforcesh/bullmq#4656). So a
+ * worker or web process asked to stop during an outage never stopped, and was killed at the end of its grace
+ * period instead. What was in flight is left as after a crash: jobs are handed back when their locks expire,
+ * outbox rows handed over again (jobs converge when run twice).
+ */
+export const REDIS_STOP_WAIT_MS = 5000;
 
 /** REDIS_URL, which Redis mode cannot run without. */
 export function redisUrlOf(deps: Deps): string {
@@ -36,7 +46,7 @@ export function readQueueCounts(
  * Queues for adding jobs. Their connection fails fast while Redis is down (no offline queue), so the relay
  * notices at once and leaves the rows in the outbox.
  */
-export function openQueues(deps: Deps): { get(name: string): Queue; close(): Promise<void> } {
+export function openQueues(deps: Deps): { get(name: string): Queue; close(until?: number): Promise<void> } {
   const connection = new Redis(redisUrlOf(deps), { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   connection.on('error', () => undefined); // reported by the failing calls themselves
   const queues = new Map<string, Queue>();
@@ -50,8 +60,9 @@ export function openQueues(deps: Deps): { get(name: string): Queue; close(): Pro
       }
       return queue;
     },
-    async close() {
-      await Promise.all([...queues.values()].map((q) => q.close()));
+    /** Closes the queues, waiting on Redis until `until` (epoch ms) at most. */
+    async close(until = Date.now() + REDIS_STOP_WAIT_MS) {
+      await settlesBy(Promise.all([...queues.values()].map((q) => q.close())), until);
       connection.disconnect();
     },
   };

@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import type { Deps } from '../../core/deps.ts';
 import { RECON_NIGHTLY_QUEUE } from '../../core/queues.ts';
 import { createPoller } from '../poller.ts';
+import { REDIS_STOP_WAIT_MS } from './queues.ts';
 import { upsertNightlyScheduler } from '../recon/scheduler.ts';
 import { jobOptionsFor, redriveAt, retryPolicyFor } from '../retry.ts';
 
@@ -79,5 +80,10 @@ export function createReconciler(
       ),
     reconcileMs,
   );
-  return { start: () => poller.start(), stop: () => poller.stop(), pass };
+  return {
+    start: () => poller.start(),
+    /** Stops, waiting for a pass in progress until `until` (epoch ms) at most. */
+    stop: (until = Date.now() + REDIS_STOP_WAIT_MS) => poller.stop(until),
+    pass,
+  };
 }

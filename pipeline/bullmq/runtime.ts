@@ -5,7 +5,7 @@ import { createLeasedQueue } from '../leased-queue.ts';
 import { pipelineQueueNames } from '../queues.ts';
 import type { FailedJob, PipelineRuntime, QueueCounts } from '../runtime.ts';
 import { createOutboxRelay } from './outbox-relay.ts';
-import { readQueueCounts } from './queues.ts';
+import { readQueueCounts, REDIS_STOP_WAIT_MS } from './queues.ts';
 import { createReconciler } from './reconciler.ts';
 import { createBullWorkers } from './workers.ts';
 
@@ -69,9 +69,13 @@ export function createBullRuntime(
     },
     async stop() {
       await callbacks.stop();
-      await reconciler?.stop();
-      await workers?.stop();
-      await relay.stop();
+      // One wait on a Redis that does not answer for the whole stop, not one per part (REDIS_STOP_WAIT_MS).
+      const until = Date.now() + REDIS_STOP_WAIT_MS;
+      await Promise.all([
+        workers?.stop(),
+        // The reconciler adds jobs through the relay's queues: it stops first.
+        reconciler ? reconciler.stop(until).then(() => relay.stop(until)) : relay.stop(until),
+      ]);
     },
     async drain() {
       for (;;) {

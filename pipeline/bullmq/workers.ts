@@ -6,7 +6,7 @@ import { runJob } from '../jobs/run.ts';
 import { PermanentJobError } from '../jobs/types.ts';
 import { pipelineQueueNames } from '../queues.ts';
 import { delayBefore, retryPolicyFor } from '../retry.ts';
-import { redisUrlOf } from './queues.ts';
+import { REDIS_STOP_WAIT_MS, redisUrlOf } from './queues.ts';
 
 /**
  * How often a job may be handed back after its worker died before BullMQ fails it. Jobs converge when run
@@ -14,6 +14,9 @@ import { redisUrlOf } from './queues.ts';
  * and even then the reconciler re-drives it (docs/pipeline.md).
  */
 const MAX_STALLS = 10;
+
+/** How often a stop looks at whether Redis answers. */
+const STOP_CHECK_MS = 250;
 
 /**
  * A BullMQ worker per pipeline queue, each running the same processors as the in-process runner. Several
@@ -26,7 +29,10 @@ export function createBullWorkers(
   queueNames: readonly string[] = pipelineQueueNames(deps.config),
 ) {
   const log = deps.logger.child({ component: 'bull-worker' });
+  const connections: Redis[] = [];
   const workers = queueNames.map((name) => {
+    const connection = new Redis(redisUrlOf(deps), { maxRetriesPerRequest: null });
+    connections.push(connection);
     const definition = jobFor(name);
     if (!definition) throw new Error(`no job handles queue ${name}`);
     const worker = new Worker(
@@ -46,7 +52,7 @@ export function createBullWorkers(
         if (job.id && !completed) await deps.store.outbox.markDone(job.id, deps.clock.now());
       },
       {
-        connection: new Redis(redisUrlOf(deps), { maxRetriesPerRequest: null }),
+        connection,
         prefix: deps.config.queuePrefix,
         concurrency: definition.concurrency ?? 1,
         lockDuration: deps.config.pipeline.workerLockMs,
@@ -71,10 +77,31 @@ export function createBullWorkers(
         worker.run().catch((err: unknown) => log.error({ err, queue: worker.name }, 'worker stopped'));
       }
     },
-    /** Finishes the jobs in flight (or hands them back when the grace runs out), then disconnects. */
+    /**
+     * Finishes the jobs in flight, then disconnects. While Redis does not answer (REDIS_STOP_WAIT_MS in a row),
+     * it lets go instead: the connections are dropped and the jobs in flight left to their locks' expiry.
+     */
     async stop(): Promise<void> {
-      await Promise.all(workers.map((w) => w.close()));
-      await Promise.all(workers.map(async (w) => (await w.client).disconnect()));
+      let closed = false;
+      const closing = Promise.all(workers.map((w) => w.close())).then(() => (closed = true));
+      let silentSince: number | undefined;
+      while (!closed) {
+        await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, STOP_CHECK_MS))]);
+        if (closed) break;
+        const answering = connections.every((c) => c.status === 'ready');
+        silentSince = answering ? undefined : (silentSince ?? Date.now());
+        if (silentSince !== undefined && Date.now() - silentSince >= REDIS_STOP_WAIT_MS) {
+          log.warn(
+            { redis_silent_ms: Date.now() - silentSince },
+            'stopping without Redis: jobs in flight are handed back when their locks expire',
+          );
+          void closing.catch(() => undefined);
+          break;
+        }
+      }
+      // Each worker's own connection, which BullMQ leaves open (asking the worker for it waits for a Redis that
+      // never answered, for ever).
+      for (const connection of connections) connection.disconnect();
     },
   };
 }

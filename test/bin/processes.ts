@@ -1,4 +1,5 @@
 /** Runs the real entry points (bin/) as child processes, the way ops and CI do. */
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { REPO_ROOT } from '../helpers.ts';
@@ -74,4 +75,25 @@ function startProcess(
     });
     void exited.then((f) => reject(new Error(`${script} exited with ${f.code}: ${f.stderr}`)));
   });
+}
+
+/**
+ * Sends SIGTERM and waits for the process to exit 0 (failing with its stderr otherwise); the time it took, in
+ * ms. One still running 30 s later (an orchestrator's grace period) is SIGKILLed, and fails the test.
+ */
+export async function stopGracefully(running: RunningServer): Promise<number> {
+  const asked = performance.now();
+  running.child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const killed = new Promise<'killed'>((resolve) => {
+    timer = setTimeout(() => resolve('killed'), 30_000);
+  });
+  const ended = await Promise.race([running.exited, killed]);
+  clearTimeout(timer);
+  if (ended === 'killed') {
+    running.child.kill('SIGKILL');
+    assert.fail(`still running 30 s after SIGTERM: ${running.output().slice(-2000)}`);
+  }
+  assert.equal(ended.code, 0, ended.stderr);
+  return performance.now() - asked;
 }

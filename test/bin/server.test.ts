@@ -6,9 +6,10 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { DEMO_PASSWORD, bankRecord, onCleanup, tempDir } from '../helpers.ts';
 import { DEMO_ADMIN_PASSWORD } from '../../core/config.ts';
+import { freePort } from '../support/free-port.ts';
 import { startRedis } from '../support/redis.ts';
 import { sample, scrape } from '../support/metrics.ts';
-import { runCli, startServer } from './processes.ts';
+import { runCli, startServer, stopGracefully } from './processes.ts';
 
 test('npm start serves every host on one port, with the demo password seeded', async (t) => {
   const dataDir = tempDir(t);
@@ -296,4 +297,27 @@ test('npm start in Redis mode is ready only while Redis answers, and its /metric
 
   await redis.start();
   assert.equal(await readyWithin(10_000), 200, 'ready again once Redis is back');
+});
+
+// Within an orchestrator's grace period (30 s in Kubernetes by default), whatever Redis does: well inside it.
+const STOP_WITHIN_MS = 10_000;
+
+test('in Redis mode, a web process asked to stop while Redis is down stops all the same', async (t) => {
+  const redis = await startRedis(t);
+  const server = await startServer({ DATA_DIR: tempDir(t), REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix });
+  onCleanup(t, () => server.child.kill('SIGKILL'));
+  assert.equal((await fetch(`${server.url}/health/ready`)).status, 200);
+  await redis.stop();
+  await new Promise((r) => setTimeout(r, 1000));
+  const took = await stopGracefully(server);
+  assert.ok(took < STOP_WITHIN_MS, `stopped in ${Math.round(took)} ms`);
+});
+
+test('in Redis mode, a web process whose Redis never answered stops all the same', async (t) => {
+  const closed = `redis://127.0.0.1:${await freePort()}`;
+  const server = await startServer({ DATA_DIR: tempDir(t), REDIS_URL: closed });
+  onCleanup(t, () => server.child.kill('SIGKILL'));
+  assert.equal((await fetch(`${server.url}/health/ready`)).status, 503, 'not ready without Redis');
+  const took = await stopGracefully(server);
+  assert.ok(took < STOP_WITHIN_MS, `stopped in ${Math.round(took)} ms`);
 });

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { DEMO_PASSWORD, bankRecord, onCleanup, tempDir } from '../helpers.ts';
+import { freePort } from '../support/free-port.ts';
 import { startRedis } from '../support/redis.ts';
-import { runCli, startServer, startWorkerProcess } from './processes.ts';
+import { runCli, startServer, startWorkerProcess, stopGracefully } from './processes.ts';
 
 test('with REDIS_URL, two workers run the pipeline that npm start feeds, and amil queues shows it', async (t) => {
   const redis = await startRedis(t);
@@ -62,4 +63,45 @@ test('the worker refuses to start without REDIS_URL, saying why', async (t) => {
     startWorkerProcess({ DATA_DIR: tempDir(t) }),
     /worker.ts exited with 1.*REDIS_URL is required/s,
   );
+});
+
+// A process asked to stop must stop within an orchestrator's grace period (30 s by default in Kubernetes,
+// after which it is SIGKILLed mid-job), whatever Redis went through: here, well inside it.
+const STOP_WITHIN_MS = 10_000;
+
+test('a worker stops at once after Redis went away and came back', async (t) => {
+  const redis = await startRedis(t);
+  const env = { DATA_DIR: tempDir(t), REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix };
+  const worker = await startWorkerProcess(env);
+  onCleanup(t, () => worker.child.kill('SIGKILL'));
+  await redis.stop();
+  await new Promise((r) => setTimeout(r, 3000));
+  await redis.start();
+  // Long enough for the worker's connections to come back.
+  await new Promise((r) => setTimeout(r, 3000));
+  const took = await stopGracefully(worker);
+  assert.ok(took < STOP_WITHIN_MS, `stopped in ${Math.round(took)} ms`);
+});
+
+test('a worker asked to stop while Redis is down stops all the same (it never stopped: BullMQ waited for Redis)', async (t) => {
+  const redis = await startRedis(t);
+  const env = { DATA_DIR: tempDir(t), REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix };
+  const worker = await startWorkerProcess(env);
+  onCleanup(t, () => worker.child.kill('SIGKILL'));
+  // Connected first, then the outage.
+  await new Promise((r) => setTimeout(r, 2000));
+  await redis.stop();
+  await new Promise((r) => setTimeout(r, 2000));
+  const took = await stopGracefully(worker);
+  assert.ok(took < STOP_WITHIN_MS, `stopped in ${Math.round(took)} ms`);
+  assert.match(worker.output(), /stopping without Redis/, 'it says why it did not wait');
+});
+
+test('a worker whose Redis never answered stops all the same', async (t) => {
+  const closed = `redis://127.0.0.1:${await freePort()}`;
+  const worker = await startWorkerProcess({ DATA_DIR: tempDir(t), REDIS_URL: closed });
+  onCleanup(t, () => worker.child.kill('SIGKILL'));
+  await new Promise((r) => setTimeout(r, 1000));
+  const took = await stopGracefully(worker);
+  assert.ok(took < STOP_WITHIN_MS, `stopped in ${Math.round(took)} ms`);
 });
