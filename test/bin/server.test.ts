@@ -304,7 +304,11 @@ const STOP_WITHIN_MS = 10_000;
 
 test('in Redis mode, a web process asked to stop while Redis is down stops all the same', async (t) => {
   const redis = await startRedis(t);
-  const server = await startServer({ DATA_DIR: tempDir(t), REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix });
+  const server = await startServer({
+    DATA_DIR: tempDir(t),
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: redis.prefix,
+  });
   onCleanup(t, () => server.child.kill('SIGKILL'));
   assert.equal((await fetch(`${server.url}/health/ready`)).status, 200);
   await redis.stop();
