@@ -935,7 +935,7 @@ async function main(): Promise<boolean> {
           ],
           baselineRow(pgBaseline, callbacks - pgBaseline.errors, 0),
           [
-            `PostgreSQL: ${PG_WORKERS} worker processes (BullMQ)`,
+            `PostgreSQL: ${PG_WORKERS} worker processes (leased)`,
             fmtInt(workersPerSecond),
             fmtRatio(workersPerSecond / pgWorkersBaselinePerSecond),
             (workersDelivery.ms / 1000).toFixed(2),
@@ -1007,8 +1007,8 @@ async function main(): Promise<boolean> {
       );
     }
     console.log(
-      `  the workers' time runs from releasing the callbacks to the last one delivered (polled every 20 ms), ` +
-        `so it includes up to one relay poll (500 ms) at the start; workers CPU is both processes together`,
+      `  the workers' time runs from releasing the callbacks to none left queued (polled every 20 ms), ` +
+        `so it includes up to one outbox poll of the workers (500 ms) at the start; workers CPU is both processes together`,
     );
     const verdict = (ok: boolean) => (ok ? 'MET' : 'NOT MET');
     console.log('\naims');

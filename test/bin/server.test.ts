@@ -310,7 +310,13 @@ test('in Redis mode, a web process asked to stop while Redis is down stops all t
     QUEUE_PREFIX: redis.prefix,
   });
   onCleanup(t, () => server.child.kill('SIGKILL'));
-  assert.equal((await fetch(`${server.url}/health/ready`)).status, 200);
+  // Ready first (its connection to Redis made), then the outage.
+  let ready = 0;
+  for (let waited = 0; ready !== 200 && waited < 10_000; waited += 100) {
+    ready = (await fetch(`${server.url}/health/ready`)).status;
+    if (ready !== 200) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(ready, 200);
   await redis.stop();
   await new Promise((r) => setTimeout(r, 1000));
   const took = await stopGracefully(server);
