@@ -7,8 +7,8 @@ import type { QueueCounts } from '../runtime.ts';
 /**
  * How long a stop waits on a Redis that does not answer before it lets go. BullMQ waits for such a Redis for
  * ever: its close, and any command on a connection that never became ready (taskforcesh/bullmq#4656). So a
- * worker or web process asked to stop during an outage never stopped, and was killed at the end of its grace
- * period instead. What was in flight is left as after a crash: jobs are handed back when their locks expire,
+ * worker asked to stop during an outage never stopped, and was killed at the end of its grace period
+ * instead (decision 219). What was in flight is left as after a crash: jobs are handed back when their locks expire,
  * outbox rows handed over again (jobs converge when run twice).
  */
 export const REDIS_STOP_WAIT_MS = 5000;
