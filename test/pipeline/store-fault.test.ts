@@ -46,6 +46,42 @@ function fillDisk(dir: string): string {
   return file;
 }
 
+/**
+ * Empties the SQLite file's WAL, so the pipeline's next write must grow a file, then fills the disk under
+ * it; returns the filler file, whose removal frees the disk.
+ */
+function fillUnder(databaseFile: string, dir: string): string {
+  const probe = new Database(databaseFile);
+  probe.pragma('wal_checkpoint(TRUNCATE)');
+  probe.close();
+  return fillDisk(dir);
+}
+
+/**
+ * Starts `runner` on the full disk and, 3 s later, checks that its component backed off: a few log lines,
+ * not one per attempt, one of them saying the store cannot write. Returns those lines.
+ */
+async function linesWhileFull(
+  app: { logs(): string },
+  runner: { start(): void },
+  component: string,
+): Promise<string[]> {
+  const logged = app.logs().length;
+  runner.start();
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const during = app
+    .logs()
+    .slice(logged)
+    .split('\n')
+    .filter((line) => line.includes(`"component":"${component}"`));
+  assert.ok(during.length <= 3, `a few lines in 3 s, not one per attempt: ${during.length}`);
+  assert.ok(
+    during.some((line) => line.includes('the store cannot write')),
+    during.join('\n'),
+  );
+  return during;
+}
+
 test(
   'embedded mode on a full disk backs off with a few log lines, and the day reaches the ledgers when space returns',
   { skip: onPostgres && 'SQLite only: it fills a tmpfs under the SQLite file' },
@@ -62,27 +98,11 @@ test(
     });
     const generated = generateDay(300);
     await postDay(app.url, generated); // committed: the work waits in the outbox
-    // An empty WAL, so the pipeline's next write must grow a file on the full disk.
-    const probe = new Database(app.deps.config.databaseFile);
-    probe.pragma('wal_checkpoint(TRUNCATE)');
-    probe.close();
-    const filler = fillDisk(dir);
+    const filler = fillUnder(app.deps.config.databaseFile, dir);
 
     const relay = createInProcessRuntime(app.deps, { pollMs: 20 });
     onCleanup(t, () => relay.stop());
-    const logged = app.logs().length;
-    relay.start();
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    const during = app
-      .logs()
-      .slice(logged)
-      .split('\n')
-      .filter((line) => line.includes('"component":"relay"'));
-    assert.ok(during.length <= 3, `a few lines in 3 s, not one per attempt: ${during.length}`);
-    assert.ok(
-      during.some((line) => line.includes('the store cannot write')),
-      during.join('\n'),
-    );
+    const during = await linesWhileFull(app, relay, 'relay');
     assert.deepEqual(ledgerNow(app.deps.config.databaseFile), [], 'nothing written meanwhile');
 
     rmSync(filler);
@@ -119,27 +139,12 @@ test(
     });
     const merchant = await startMerchant(t, () => 200);
     const orderNos = await paidOrders(app.deps.store.orders, `${merchant.url}/callback`, 5);
-    const probe = new Database(app.deps.config.databaseFile);
-    probe.pragma('wal_checkpoint(TRUNCATE)');
-    probe.close();
-    const filler = fillDisk(dir);
+    const filler = fillUnder(app.deps.config.databaseFile, dir);
 
     // The leased queue alone, as a worker runs it (decision 218): its lease is a write.
     const callbacks = createLeasedQueue(app.deps, { queue: CALLBACK_QUEUE, pollMs: 20, leaseMs: 40_000 });
     onCleanup(t, () => callbacks.stop());
-    const logged = app.logs().length;
-    callbacks.start();
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    const during = app
-      .logs()
-      .slice(logged)
-      .split('\n')
-      .filter((line) => line.includes('"component":"leased-queue"'));
-    assert.ok(during.length <= 3, `a few lines in 3 s, not one per attempt: ${during.length}`);
-    assert.ok(
-      during.some((line) => line.includes('the store cannot write')),
-      during.join('\n'),
-    );
+    await linesWhileFull(app, callbacks, 'leased-queue');
     assert.equal(merchant.received.length, 0, 'nothing leased, so nothing sent, meanwhile');
 
     rmSync(filler);
