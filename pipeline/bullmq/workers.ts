@@ -4,6 +4,7 @@ import type { Deps } from '../../core/deps.ts';
 import { jobFor } from '../jobs/index.ts';
 import { runJob } from '../jobs/run.ts';
 import { PermanentJobError } from '../jobs/types.ts';
+import { settlesBy } from '../poller.ts';
 import { pipelineQueueNames } from '../queues.ts';
 import { delayBefore, retryPolicyFor } from '../retry.ts';
 import { REDIS_STOP_WAIT_MS, redisUrlOf } from './queues.ts';
@@ -15,8 +16,27 @@ import { REDIS_STOP_WAIT_MS, redisUrlOf } from './queues.ts';
  */
 const MAX_STALLS = 10;
 
-/** How often a stop looks at whether Redis answers. */
+/** How often, and how long, a stop asks whether Redis answers. */
 const STOP_CHECK_MS = 250;
+
+/**
+ * Whether every connection answers a PING within `ms`. A connection's status is not enough: a Redis frozen
+ * on its disk keeps the socket open ('ready') and answers nothing.
+ */
+async function allAnswer(connections: readonly Redis[], ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  const answers = await Promise.all(
+    connections.map(async (connection) => {
+      let answered = false;
+      await settlesBy(
+        connection.ping().then(() => (answered = true)),
+        until,
+      );
+      return answered;
+    }),
+  );
+  return answers.every(Boolean);
+}
 
 /**
  * A BullMQ worker per pipeline queue, each running the same processors as the in-process runner. Several
@@ -88,7 +108,8 @@ export function createBullWorkers(
       while (!closed) {
         await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, STOP_CHECK_MS))]);
         if (closed) break;
-        const answering = connections.every((c) => c.status === 'ready');
+        const answering = await allAnswer(connections, STOP_CHECK_MS);
+        if (closed) break;
         silentSince = answering ? undefined : (silentSince ?? Date.now());
         if (silentSince !== undefined && Date.now() - silentSince >= REDIS_STOP_WAIT_MS) {
           log.warn(
