@@ -4,6 +4,7 @@ import { listen } from '../core/http/serve.ts';
 import { createEnquirySweep } from '../pipeline/enquiry.ts';
 import { createNightlyScheduler } from '../pipeline/recon/scheduler.ts';
 import { createInProcessRuntime } from '../pipeline/in-process-runtime.ts';
+import { publishWakes } from '../pipeline/bullmq/wakes.ts';
 import { observePipeline } from '../pipeline/observe.ts';
 import { createApp } from './create-app.ts';
 import { runMain } from './run-main.ts';
@@ -37,8 +38,12 @@ await runMain(async () => {
   }
   // Embedded mode: the pipeline's jobs run in this process, fed from the outbox. With REDIS_URL set, worker
   // processes (npm run worker) run them instead.
-  const relay = config.redisUrl ? undefined : createInProcessRuntime(deps);
+  const relay = config.redisUrl
+    ? undefined
+    : createInProcessRuntime(deps, { pollMs: config.pipeline.pollMs });
   relay?.start();
+  // Redis mode: the workers hear of the rows this process commits at once (decision 220).
+  const wakes = config.redisUrl ? publishWakes(deps) : undefined;
   const sweep = config.redisUrl ? undefined : createEnquirySweep(deps);
   sweep?.start();
   const nightly = config.redisUrl ? undefined : createNightlyScheduler(deps);
@@ -48,6 +53,7 @@ await runMain(async () => {
     shuttingDown = true;
     await listening.close(config.shutdownGraceMs);
     await relay?.stop();
+    wakes?.close();
     await sweep?.stop();
     nightly?.stop();
     await observed.close();

@@ -15,7 +15,11 @@ export function startWorker(): Promise<() => Promise<void>> {
       'REDIS_URL is required by the worker (without it, embedded mode, the web process runs the pipeline itself)',
     ]);
   }
-  const runtime = createBullRuntime(deps, { pollMs: 500, withWorkers: true, nightlyScheduler: true });
+  const runtime = createBullRuntime(deps, {
+    pollMs: deps.config.pipeline.pollMs,
+    withWorkers: true,
+    nightlyScheduler: true,
+  });
   runtime.start();
   const sweep = createEnquirySweep(deps);
   sweep.start();

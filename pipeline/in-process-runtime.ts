@@ -5,6 +5,7 @@ import { runOutboxRow } from './outbox-job.ts';
 import type { PipelineRuntime } from './runtime.ts';
 import { byQueue, createPoller } from './poller.ts';
 import { retryPolicyFor, type RetryPolicy } from './retry.ts';
+import { outboxSignal } from '../core/store/index.ts';
 import { createStoreFault } from './store-fault.ts';
 
 export interface InProcessOptions {
@@ -35,6 +36,7 @@ export function createInProcessRuntime(
   const log = deps.logger.child({ component: 'relay' });
   const busyQueues = new Map<string, Promise<void>>();
   let stopping = false;
+  let unlisten = (): unknown => undefined;
   const storeFault = createStoreFault(log, deps.config.pipeline, options.pollMs);
 
   function policyOf(queue: string): RetryPolicy {
@@ -100,10 +102,13 @@ export function createInProcessRuntime(
     start(): void {
       stopping = false;
       poller.start();
+      // Rows this process just committed start at once, not at the next poll (decision 220).
+      unlisten = outboxSignal.listen(() => poller.wake());
     },
     /** Stops looking and waits for the jobs in flight to finish. */
     async stop(): Promise<void> {
       stopping = true;
+      unlisten();
       await poller.stop();
       await Promise.all(busyQueues.values());
     },

@@ -4,6 +4,7 @@ import { jobFor } from './jobs/index.ts';
 import { runOutboxRow } from './outbox-job.ts';
 import type { FailedJob, QueueCounts } from './runtime.ts';
 import { retryPolicyFor } from './retry.ts';
+import { WAKE_GAP_MS } from './poller.ts';
 import { createStoreFault } from './store-fault.ts';
 
 export interface LeasedQueueOptions {
@@ -40,15 +41,34 @@ export function createLeasedQueue(deps: Deps, options: LeasedQueueOptions) {
   let wake: (() => void) | undefined;
   let idleWaiters: (() => void)[] = [];
   let lastRedrive = 0;
+  /** A wake or a finished job asked for a lease while the loop was leasing: it leases again after. */
+  let poked = false;
+  /** When the last lease began, and when the loop's wait ends (epoch ms). */
+  let leasedAt = 0;
+  let sleepEnds = 0;
 
   const held = () => buffer.length + inFlight;
 
-  /** Ends the loop's wait now. */
+  /** Ends the loop's wait now; asked for while the loop is leasing, it leases again right after. */
   function poke(): void {
     clearTimeout(timer);
     const resume = wake;
     wake = undefined;
-    resume?.();
+    if (resume) resume();
+    else poked = true;
+  }
+
+  /** Rows just committed (decision 220): leases now, or WAKE_GAP_MS after the last lease began. */
+  function wakeSoon(): void {
+    if (!wake) {
+      poked = true;
+      return;
+    }
+    const at = Math.max(Date.now(), leasedAt + WAKE_GAP_MS);
+    if (at >= sleepEnds) return;
+    clearTimeout(timer);
+    sleepEnds = at;
+    timer = setTimeout(poke, at - Date.now());
   }
 
   /** Starts leased rows while a lane is free. On stop too: they are this worker's until their lease ends. */
@@ -98,16 +118,20 @@ export function createLeasedQueue(deps: Deps, options: LeasedQueueOptions) {
   async function run(): Promise<void> {
     while (!stopping) {
       let delay = pollMs;
+      poked = false;
+      leasedAt = Date.now();
       try {
         // Leased some and already room for more: look again at once (a backlog flows without pauses).
         if ((await leaseMore()) > 0 && held() <= width) delay = 0;
       } catch (err) {
         delay = storeFault.failed(err);
       }
+      if (poked) delay = Math.min(delay, Math.max(0, leasedAt + WAKE_GAP_MS - Date.now()));
       delay = Math.max(delay, storeFault.waitMs());
       if (delay > 0 && !stopping)
         await new Promise<void>((resolve) => {
           wake = resolve;
+          sleepEnds = Date.now() + delay;
           timer = setTimeout(resolve, delay);
         });
     }
@@ -123,6 +147,8 @@ export function createLeasedQueue(deps: Deps, options: LeasedQueueOptions) {
       stopping = false;
       loop = run();
     },
+    /** Leases now rather than at the next poll: rows of the queue were just committed (decision 220). */
+    wake: wakeSoon,
     /** Stops leasing; the rows already leased are run (at most twice the concurrency). */
     async stop(): Promise<void> {
       stopping = true;

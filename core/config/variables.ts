@@ -180,6 +180,12 @@ export const SETTINGS = {
   }),
   /** How pipeline jobs retry, and how the workers keep the outbox and Redis in step (docs/pipeline.md). */
   pipeline: {
+    pollMs: variable({
+      name: 'PIPELINE_POLL_MS',
+      parse: int(10, 60_000),
+      default: '500',
+      doc: 'How often the pipeline looks at the outbox when nothing wakes it: rows written by this process, or announced over Redis, start at once',
+    }),
     retryBaseMs: variable({
       name: 'PIPELINE_RETRY_BASE_MS',
       parse: int(1, 3_600_000),

@@ -45,6 +45,7 @@ export type * from './bank-postings.ts';
 export type * from './anomalies.ts';
 export type * from './agencies.ts';
 export type * from './outbox.ts';
+export { outboxSignal } from './outbox-signal.ts';
 export type * from './report-tokens.ts';
 export type * from './orders.ts';
 export type * from './callbacks.ts';

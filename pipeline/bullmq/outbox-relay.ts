@@ -89,6 +89,8 @@ export function createOutboxRelay(
 
   return {
     start: () => poller.start(),
+    /** Hands over now rather than at the next poll: rows were just committed (decision 220). */
+    wake: () => poller.wake(),
     /** Stops handing over, waiting on Redis until `until` (epoch ms) at most. */
     async stop(until = Date.now() + REDIS_STOP_WAIT_MS): Promise<void> {
       await poller.stop(until);

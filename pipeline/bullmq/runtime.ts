@@ -7,6 +7,7 @@ import type { FailedJob, PipelineRuntime, QueueCounts } from '../runtime.ts';
 import { createOutboxRelay } from './outbox-relay.ts';
 import { readQueueCounts, REDIS_STOP_WAIT_MS } from './queues.ts';
 import { createReconciler } from './reconciler.ts';
+import { subscribeWakes } from './wakes.ts';
 import { createBullWorkers } from './workers.ts';
 
 export interface BullRuntimeOptions {
@@ -41,6 +42,12 @@ export function createBullRuntime(
     leaseMs: 2 * (deps.config.callbacks.timeoutMs + 5000),
   });
   const names = pipelineQueueNames(deps.config);
+  let wakes: { close(): void } | undefined;
+  /** Rows just committed, here or in a web process: the callbacks' lease, or the relay's hand-over, now. */
+  const wake = (queues: ReadonlySet<string>) => {
+    if (queues.has(CALLBACK_QUEUE)) callbacks.wake();
+    if (queues.size > (queues.has(CALLBACK_QUEUE) ? 1 : 0)) relay.wake();
+  };
 
   // The callbacks' counts are the outbox's and Redis's (jobs handed over by an earlier version) together.
   async function counts(): Promise<QueueCounts[]> {
@@ -65,9 +72,14 @@ export function createBullRuntime(
       relay.start();
       workers?.start();
       reconciler?.start();
-      if (options.withWorkers) callbacks.start();
+      if (options.withWorkers) {
+        callbacks.start();
+        wakes = subscribeWakes(deps, wake);
+      }
     },
     async stop() {
+      wakes?.close();
+      wakes = undefined;
       await callbacks.stop();
       // One wait on a Redis that does not answer for the whole stop, not one per part (REDIS_STOP_WAIT_MS).
       const until = Date.now() + REDIS_STOP_WAIT_MS;

@@ -5,6 +5,7 @@
  */
 import type { OutboxCompletion, OutboxRepository, OutboxRow, QueueStats } from '../outbox.ts';
 import { statement, type PgDb, type Queryable } from './pool.ts';
+import { outboxSignal } from '../outbox-signal.ts';
 
 const INSERT = statement(
   `INSERT INTO outbox (queue, job_id, payload, created_at, next_try_at) VALUES ($1, $2, $3, $4, $5)
@@ -21,6 +22,7 @@ export async function writeOutbox(
   notBefore?: string,
 ): Promise<void> {
   await tx.run(INSERT, [queue, jobId, JSON.stringify(payload), at, notBefore ?? null]);
+  if (notBefore === undefined) tx.afterCommit(() => outboxSignal.announce(queue));
 }
 
 const MARK_SENT_DONE = statement(

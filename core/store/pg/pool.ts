@@ -86,6 +86,11 @@ export interface Queryable {
   row<R>(sql: Statement | string, values?: readonly unknown[]): Promise<R | undefined>;
   /** Runs a statement; the number of rows it touched. */
   run(sql: Statement | string, values?: readonly unknown[]): Promise<number>;
+  /**
+   * Calls `fn` once what was written so far is committed: at once on the pool (each statement commits on
+   * its own), after COMMIT in a transaction (never when it rolls back).
+   */
+  afterCommit(fn: () => void): void;
 }
 
 /** One transaction's connection; it can also stream a large result in pieces. */
@@ -138,13 +143,14 @@ function toConfig(sql: Statement | string, values: readonly unknown[] | undefine
   };
 }
 
-function queryable(client: pg.Pool | pg.PoolClient): Queryable {
+function queryable(client: pg.Pool | pg.PoolClient, afterCommit: (fn: () => void) => void): Queryable {
   const rows = async <R>(sql: Statement | string, values?: readonly unknown[]): Promise<R[]> =>
     (await client.query<pg.QueryResultRow & R>(toConfig(sql, values))).rows;
   return {
     rows,
     row: async <R>(sql: Statement | string, values?: readonly unknown[]) => (await rows<R>(sql, values))[0],
     run: async (sql, values) => (await client.query(toConfig(sql, values))).rowCount ?? 0,
+    afterCommit,
   };
 }
 
@@ -192,12 +198,15 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgDb {
       let broken = false;
       try {
         await client.query(begin);
+        // Asked for by this attempt only: a retried transaction asks again.
+        const committed: (() => void)[] = [];
         const tx: PgTx = {
-          ...queryable(client),
+          ...queryable(client, (done) => committed.push(done)),
           cursor: (text, values, batch) => readCursor(client, text, values, batch),
         };
         const result = await fn(tx);
         await client.query('COMMIT');
+        for (const done of committed) done();
         return result;
       } catch (err) {
         try {
@@ -217,7 +226,7 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgDb {
 
   return {
     pool,
-    ...queryable(pool),
+    ...queryable(pool, (done) => done()),
     transaction,
     close: () => pool.end(),
   };

@@ -1,5 +1,6 @@
 import type { Db } from './db.ts';
 import { groupCommitter } from './group-commit.ts';
+import { outboxSignal } from '../outbox-signal.ts';
 import type { OutboxCompletion, OutboxRepository, OutboxRow, QueueStats } from '../outbox.ts';
 
 /**
@@ -13,6 +14,8 @@ export function outboxWriter(db: Db) {
   );
   return (queue: string, jobId: string, payload: unknown, at: string, notBefore?: string): void => {
     insert.run(queue, jobId, JSON.stringify(payload), at, notBefore ?? null);
+    // Heard after this turn, by when the synchronous transaction around this write has committed.
+    if (notBefore === undefined) outboxSignal.announce(queue);
   };
 }
 

@@ -1,0 +1,50 @@
+import { Redis } from 'ioredis';
+import type { Deps } from '../../core/deps.ts';
+import { outboxSignal } from '../../core/store/index.ts';
+import { redisUrlOf } from './queues.ts';
+
+/**
+ * Redis mode across processes (decision 220): the web process publishes the queues whose rows it committed
+ * (a payment's callback, a bank batch's normalise job), and every worker hears it and looks at the outbox at
+ * once, rather than at its next poll. A hint over Redis pub/sub: lost while Redis is away, and then the
+ * workers' polls find the rows as before, so Redis still holds nothing back.
+ */
+function channelOf(deps: Deps): string {
+  return `${deps.config.queuePrefix}:outbox-written`;
+}
+
+/** Publishes what this process's store announces; close() stops. Never waits on Redis: a hint is dropped. */
+export function publishWakes(deps: Deps): { close(): void } {
+  // No offline queue and one try: while Redis is away a publish fails at once and is dropped, never kept.
+  const connection = new Redis(redisUrlOf(deps), { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  connection.on('error', () => undefined); // the workers' polls cover a lost hint; the relay logs the outage
+  const channel = channelOf(deps);
+  const unlisten = outboxSignal.listen((queues) => {
+    connection.publish(channel, [...queues].join(',')).catch(() => undefined);
+  });
+  return {
+    close() {
+      unlisten();
+      connection.disconnect();
+    },
+  };
+}
+
+/** Calls `wake` with the queues another process (or this one) announced; close() stops. */
+export function subscribeWakes(deps: Deps, wake: (queues: ReadonlySet<string>) => void): { close(): void } {
+  const connection = new Redis(redisUrlOf(deps), { maxRetriesPerRequest: null });
+  connection.on('error', () => undefined); // it reconnects and subscribes again by itself (ioredis)
+  const channel = channelOf(deps);
+  connection.subscribe(channel).catch(() => undefined);
+  connection.on('message', (from: string, message: string) => {
+    if (from === channel) wake(new Set(message.split(',')));
+  });
+  // This process's own writes (a normalise job's ledger rows) are heard at once, Redis or not.
+  const unlisten = outboxSignal.listen(wake);
+  return {
+    close() {
+      unlisten();
+      connection.disconnect();
+    },
+  };
+}
