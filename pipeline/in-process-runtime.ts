@@ -103,6 +103,7 @@ export function createInProcessRuntime(
       stopping = false;
       poller.start();
       // Rows this process just committed start at once, not at the next poll (decision 220).
+      unlisten();
       unlisten = outboxSignal.listen(() => poller.wake());
     },
     /** Stops looking and waits for the jobs in flight to finish. */
