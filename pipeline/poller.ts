@@ -60,9 +60,9 @@ export function createPoller(look: () => Promise<{ more: boolean; delayMs?: numb
       schedule(0);
     },
     poke,
-    /** Rows just committed: looks now, or WAKE_GAP_MS after the last look began, whichever is later. */
-    wake(): void {
-      poke(Math.max(0, lookedAt + WAKE_GAP_MS - Date.now()));
+    /** Rows just committed: looks now, or `gapMs` after the last look began, whichever is later. */
+    wake(gapMs = WAKE_GAP_MS): void {
+      poke(Math.max(0, lookedAt + gapMs - Date.now()));
     },
     async stop(until?: number): Promise<void> {
       stopped = true;

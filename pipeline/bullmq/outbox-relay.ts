@@ -7,6 +7,9 @@ import { openQueues, REDIS_STOP_WAIT_MS } from './queues.ts';
 
 const ROWS_PER_LOOK = 500;
 
+/** The shortest time between two hand-overs that wakes ask for (decision 220). */
+const RELAY_WAKE_GAP_MS = 100;
+
 /** Rethrows `error` unless Redis answers: a queue that refuses a job is told apart from a Redis that is down. */
 async function stillReachable(queue: Queue, error: unknown): Promise<void> {
   await queue.getJobCounts('wait').catch(() => Promise.reject(error as Error));
@@ -89,8 +92,12 @@ export function createOutboxRelay(
 
   return {
     start: () => poller.start(),
-    /** Hands over now rather than at the next poll: rows were just committed (decision 220). */
-    wake: () => poller.wake(),
+    /**
+     * Hands over soon rather than at the next poll: rows were just committed (decision 220). At most every
+     * RELAY_WAKE_GAP_MS: every worker's relay hears every web process's wake, and no payer waits on a
+     * bank batch's jobs.
+     */
+    wake: () => poller.wake(RELAY_WAKE_GAP_MS),
     /** Stops handing over, waiting on Redis until `until` (epoch ms) at most. */
     async stop(until = Date.now() + REDIS_STOP_WAIT_MS): Promise<void> {
       await poller.stop(until);

@@ -1,5 +1,6 @@
 import type { JobsOptions } from 'bullmq';
 import type { Deps } from '../../core/deps.ts';
+import { outboxSignal } from '../../core/store/index.ts';
 import { CALLBACK_QUEUE } from '../../core/queues.ts';
 import { createLeasedQueue } from '../leased-queue.ts';
 import { pipelineQueueNames } from '../queues.ts';
@@ -43,10 +44,20 @@ export function createBullRuntime(
   });
   const names = pipelineQueueNames(deps.config);
   let wakes: { close(): void } | undefined;
-  /** Rows just committed, here or in a web process: the callbacks' lease, or the relay's hand-over, now. */
+  let unlisten = (): unknown => undefined;
+  /** Rows a web process just committed: the callbacks' lease, or the relay's hand-over, now. */
   const wake = (queues: ReadonlySet<string>) => {
     if (queues.has(CALLBACK_QUEUE)) callbacks.wake();
     if (queues.size > (queues.has(CALLBACK_QUEUE) ? 1 : 0)) relay.wake();
+  };
+  /**
+   * Rows this worker just committed: only a callback is leased at once (a payment the enquiry settled). Its
+   * jobs' follow-on rows (a batch's ledger jobs) wait for a relay's poll, or a busy relay's next look, as
+   * before: under a backlog they come with every job, and a wake each would only add hand-overs beside the
+   * relay that is already looking without pause.
+   */
+  const wakeOwn = (queues: ReadonlySet<string>) => {
+    if (queues.has(CALLBACK_QUEUE)) callbacks.wake();
   };
 
   // The callbacks' counts are the outbox's and Redis's (jobs handed over by an earlier version) together.
@@ -75,9 +86,12 @@ export function createBullRuntime(
       if (options.withWorkers) {
         callbacks.start();
         wakes = subscribeWakes(deps, wake);
+        unlisten();
+        unlisten = outboxSignal.listen(wakeOwn);
       }
     },
     async stop() {
+      unlisten();
       wakes?.close();
       wakes = undefined;
       await callbacks.stop();

@@ -30,7 +30,7 @@ export function publishWakes(deps: Deps): { close(): void } {
   };
 }
 
-/** Calls `wake` with the queues another process (or this one) announced; close() stops. */
+/** Calls `wake` with the queues a web process announced; close() stops. */
 export function subscribeWakes(deps: Deps, wake: (queues: ReadonlySet<string>) => void): { close(): void } {
   const connection = new Redis(redisUrlOf(deps), { maxRetriesPerRequest: null });
   connection.on('error', () => undefined); // it reconnects and subscribes again by itself (ioredis)
@@ -39,11 +39,8 @@ export function subscribeWakes(deps: Deps, wake: (queues: ReadonlySet<string>) =
   connection.on('message', (from: string, message: string) => {
     if (from === channel) wake(new Set(message.split(',')));
   });
-  // This process's own writes (a normalise job's ledger rows) are heard at once, Redis or not.
-  const unlisten = outboxSignal.listen(wake);
   return {
     close() {
-      unlisten();
       connection.disconnect();
     },
   };
