@@ -7,7 +7,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import pg from 'pg';
+import { CALLBACK_QUEUE } from '../core/queues.ts';
+import { wakeChannel } from '../pipeline/bullmq/wakes.ts';
 import { processCpuSeconds, processTreeCpuSeconds } from './redis.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -74,6 +77,15 @@ function releaseCallbacks(url: string): Promise<unknown> {
       HELD_BACK,
     ]),
   );
+}
+
+async function announceCallbacks(redisUrl: string, queuePrefix: string): Promise<void> {
+  const redis = new Redis(redisUrl);
+  try {
+    await redis.publish(wakeChannel(queuePrefix), CALLBACK_QUEUE);
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /** Starts `bin/worker.ts` on the store and Redis given; resolves once it says it started. */
@@ -153,6 +165,8 @@ export async function timeWorkers(options: {
     const redis0 = processCpuSeconds(options.redisPid);
     const t0 = performance.now();
     await releaseCallbacks(options.databaseUrl);
+    // Told over Redis, as a web process tells them of a payment (decision 220): no wait for their poll.
+    await announceCallbacks(options.redisUrl, env.QUEUE_PREFIX);
     let timedOut = false;
     await withClient(options.databaseUrl, async (c) => {
       for (;;) {

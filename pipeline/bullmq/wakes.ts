@@ -9,8 +9,9 @@ import { redisUrlOf } from './queues.ts';
  * once, rather than at its next poll. A hint over Redis pub/sub: lost while Redis is away, and then the
  * workers' polls find the rows as before, so Redis still holds nothing back.
  */
-function channelOf(deps: Deps): string {
-  return `${deps.config.queuePrefix}:outbox-written`;
+/** The Redis channel the wakes of one deployment (its QUEUE_PREFIX) go on; the queue names are the message. */
+export function wakeChannel(queuePrefix: string): string {
+  return `${queuePrefix}:outbox-written`;
 }
 
 /** Publishes what this process's store announces; close() stops. Never waits on Redis: a hint is dropped. */
@@ -18,7 +19,7 @@ export function publishWakes(deps: Deps): { close(): void } {
   // No offline queue and one try: while Redis is away a publish fails at once and is dropped, never kept.
   const connection = new Redis(redisUrlOf(deps), { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   connection.on('error', () => undefined); // the workers' polls cover a lost hint; the relay logs the outage
-  const channel = channelOf(deps);
+  const channel = wakeChannel(deps.config.queuePrefix);
   const unlisten = outboxSignal.listen((queues) => {
     connection.publish(channel, [...queues].join(',')).catch(() => undefined);
   });
@@ -34,7 +35,7 @@ export function publishWakes(deps: Deps): { close(): void } {
 export function subscribeWakes(deps: Deps, wake: (queues: ReadonlySet<string>) => void): { close(): void } {
   const connection = new Redis(redisUrlOf(deps), { maxRetriesPerRequest: null });
   connection.on('error', () => undefined); // it reconnects and subscribes again by itself (ioredis)
-  const channel = channelOf(deps);
+  const channel = wakeChannel(deps.config.queuePrefix);
   connection.subscribe(channel).catch(() => undefined);
   connection.on('message', (from: string, message: string) => {
     if (from === channel) wake(new Set(message.split(',')));
