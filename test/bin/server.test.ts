@@ -258,14 +258,16 @@ test('a host given a port of its own is served there and no longer on the shared
   assert.equal((await server.exited).code, 0);
 });
 
+/** `npm start` in Redis mode on `redisUrl`, killed after the test if it is still running. */
+async function startRedisModeServer(t: TestContext, redisUrl: string, queuePrefix = 'amil') {
+  const server = await startServer({ DATA_DIR: tempDir(t), REDIS_URL: redisUrl, QUEUE_PREFIX: queuePrefix });
+  onCleanup(t, () => server.child.kill('SIGKILL'));
+  return server;
+}
+
 test('npm start in Redis mode is ready only while Redis answers, and its /metrics reads the queues from Redis', async (t) => {
   const redis = await startRedis(t);
-  const server = await startServer({
-    DATA_DIR: tempDir(t),
-    REDIS_URL: redis.url,
-    QUEUE_PREFIX: redis.prefix,
-  });
-  onCleanup(t, () => server.child.kill('SIGKILL'));
+  const server = await startRedisModeServer(t, redis.url, redis.prefix);
   const admin = { authorization: `Basic ${Buffer.from(`admin:${DEMO_ADMIN_PASSWORD}`).toString('base64')}` };
   const readyStatus = async () => (await fetch(`${server.url}/health/ready`)).status;
   // Not ready until its Redis connection is up, as a load balancer polling it would see.
@@ -286,8 +288,17 @@ test('npm start in Redis mode is ready only while Redis answers, and its /metric
   await redis.stop();
   assert.equal(await readyStatus(), 503);
   assert.equal((await fetch(`${server.url}/health/live`)).status, 200);
+  // A batch is still stored while Redis is down: the wake it announces to the workers is dropped, never
+  // waited for (decision 220), and the job waits in the outbox.
+  const whileDown = await fetch(`${server.url}/api/bank/webhook`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-password': DEMO_PASSWORD },
+    body: JSON.stringify({ transactions: [bankRecord()] }),
+  });
+  assert.equal(whileDown.status, 200);
   text = await scrape(server.url, admin);
   assert.equal(sample(text, 'amil_ready', { dependency: 'redis' }), 0);
+  assert.equal(sample(text, 'amil_outbox_waiting', { queue: 'normalise' }), 2);
 
   await redis.start();
   assert.equal(await readyWithin(server.url, 10_000), 200, 'ready again once Redis is back');
@@ -295,12 +306,7 @@ test('npm start in Redis mode is ready only while Redis answers, and its /metric
 
 test('in Redis mode, a web process asked to stop while Redis is down stops all the same', async (t) => {
   const redis = await startRedis(t);
-  const server = await startServer({
-    DATA_DIR: tempDir(t),
-    REDIS_URL: redis.url,
-    QUEUE_PREFIX: redis.prefix,
-  });
-  onCleanup(t, () => server.child.kill('SIGKILL'));
+  const server = await startRedisModeServer(t, redis.url, redis.prefix);
   // Ready first (its connection to Redis made), then the outage.
   assert.equal(await readyWithin(server.url, 10_000), 200);
   await redis.stop();
@@ -310,8 +316,7 @@ test('in Redis mode, a web process asked to stop while Redis is down stops all t
 
 test('in Redis mode, a web process whose Redis never answered stops all the same', async (t) => {
   const closed = `redis://127.0.0.1:${await freePort()}`;
-  const server = await startServer({ DATA_DIR: tempDir(t), REDIS_URL: closed });
-  onCleanup(t, () => server.child.kill('SIGKILL'));
+  const server = await startRedisModeServer(t, closed);
   assert.equal((await fetch(`${server.url}/health/ready`)).status, 503, 'not ready without Redis');
   await stopGracefully(server);
 });
