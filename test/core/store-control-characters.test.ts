@@ -13,7 +13,8 @@ const RECEIVED = new Date('2026-11-20T02:00:00.000Z');
 const AS_OF = new Date('2026-11-21T00:30:00+08:00');
 // NUL, BEL, and U+E000 (the private-use character PostgreSQL's store escapes NUL with), each kept as sent.
 const NAME = 'Ali\u0007bin\u0000Abu \uE000 \uE0000';
-const ADDRESS = '\u0000No 1,\uE000\u0000 Jalan Damai\u0000';
+// Tab, line breaks and backslashes too: what PostgreSQL's COPY reads specially (decision 221).
+const ADDRESS = '\u0000No 1,\uE000\u0000 Jalan\tDamai\r\nC:\\N \\.\u0000';
 
 forEachEngine(
   "a payer's name and address holding NUL and other control characters are stored and read back as sent",
@@ -48,6 +49,7 @@ forEachEngine(
         zakatName: NAME,
         address: ADDRESS,
         city: '\uE000',
+        postcode: '\\N',
         exceptions: ['CONTROL_CHARACTER'],
       }),
       [],
@@ -59,8 +61,8 @@ forEachEngine(
       const items = [];
       for await (const item of snapshot.transactions()) items.push(item);
       assert.deepEqual(
-        items.map((i) => [i.name, i.zakatName, i.address, i.city]),
-        [[NAME, NAME, ADDRESS, '\uE000']],
+        items.map((i) => [i.name, i.zakatName, i.address, i.city, i.postcode]),
+        [[NAME, NAME, ADDRESS, '\uE000', '\\N']],
       );
     } finally {
       await snapshot.close();

@@ -5,8 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import Cursor from 'pg-cursor';
-import { decodeText, encodeParams } from './text.ts';
+import { finished } from 'node:stream/promises';
+import { copyText, decodeText, encodeParams } from './text.ts';
 
 /** Integer, timestamp and text OIDs (pg_type) whose text form we parse ourselves. */
 const OID = {
@@ -87,6 +89,12 @@ export interface Queryable {
   /** Runs a statement; the number of rows it touched. */
   run(sql: Statement | string, values?: readonly unknown[]): Promise<number>;
   /**
+   * Inserts rows with `COPY table (columns) FROM STDIN`: for the server a fraction of the work of an
+   * INSERT of the same rows (decision 221), but all or nothing and without ON CONFLICT: a row that breaks
+   * a unique key fails the whole copy. The number of rows copied.
+   */
+  copyRows(table: string, columns: readonly string[], rows: readonly (readonly unknown[])[]): Promise<number>;
+  /**
    * Calls `fn` once what was written so far is committed: at once on the pool (each statement commits on
    * its own), after COMMIT in a transaction (never when it rolls back).
    */
@@ -129,6 +137,11 @@ export interface PgPoolOptions {
 /** SQLSTATEs after which the same transaction may succeed if run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
 
+/** Whether an error is PostgreSQL refusing a row that breaks a unique key (SQLSTATE 23505). */
+export function isUniqueViolation(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && err.code === '23505';
+}
+
 /** Whether an error is a serialization failure or deadlock that a retry may clear. */
 export function isRetryable(err: unknown): boolean {
   return err instanceof pg.DatabaseError && err.code !== undefined && RETRYABLE.has(err.code);
@@ -150,6 +163,22 @@ function queryable(client: pg.Pool | pg.PoolClient, afterCommit: (fn: () => void
     rows,
     row: async <R>(sql: Statement | string, values?: readonly unknown[]) => (await rows<R>(sql, values))[0],
     run: async (sql, values) => (await client.query(toConfig(sql, values))).rowCount ?? 0,
+    copyRows: async (table, columns, data) => {
+      // On the pool the copy takes a connection of its own, and commits on its own like any statement.
+      const own = client instanceof pg.Pool ? await client.connect() : undefined;
+      const connection = own ?? (client as pg.PoolClient);
+      try {
+        const stream = connection.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
+        stream.end(copyText(data));
+        await finished(stream);
+        own?.release();
+        return stream.rowCount;
+      } catch (err) {
+        // A refusal by the server leaves the connection usable; anything else, it is not handed back.
+        own?.release(err instanceof pg.DatabaseError ? undefined : (err as Error));
+        throw err;
+      }
+    },
     afterCommit,
   };
 }

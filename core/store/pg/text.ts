@@ -48,3 +48,31 @@ export function jsonParam(value: unknown): string | { toPostgres(): string } {
   const encoded = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? encodeText(v) : v));
   return { toPostgres: () => encoded };
 }
+
+/** A value in COPY's text format (docs: "COPY ... File Formats, Text Format"): NULL is `\N`. */
+function copyField(value: unknown): string {
+  if (value === null || value === undefined) return '\\N';
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  if (typeof value !== 'string')
+    throw new TypeError(`a COPY field is text, a number or null, not ${typeof value}`);
+  const text = encodeText(value);
+  // Backslash, tab, newline and carriage return are the only characters the text format reads specially.
+  return /[\\\t\n\r]/.test(text)
+    ? text.replace(/[\\\t\n\r]/g, (c) =>
+        c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r',
+      )
+    : text;
+}
+
+/**
+ * Rows as the data of `COPY ... FROM STDIN` in text format: one line per row, the fields tab-separated,
+ * strings encoded as every other parameter is (no NUL). Text, numbers and null only.
+ */
+export function copyText(rows: readonly (readonly unknown[])[]): string {
+  let text = '';
+  for (const row of rows) {
+    for (let i = 0; i < row.length; i += 1) text += (i === 0 ? '' : '\t') + copyField(row[i]);
+    text += '\n';
+  }
+  return text;
+}

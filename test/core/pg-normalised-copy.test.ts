@@ -1,0 +1,68 @@
+/**
+ * A batch's normalised rows go into PostgreSQL with COPY the first time (decision 221), which cannot skip a
+ * row already there. What makes that safe: a save that finds the batch saved inserts with ON CONFLICT, and
+ * a copy that meets rows committed by the same save running elsewhere at once is run again as such.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import pg from 'pg';
+import { prepareRecord } from '../../ingest/bank-webhook/prepare.ts';
+import { openPgStore } from '../../core/store/pg/index.ts';
+import { bankRecord, onCleanup } from '../helpers.ts';
+import { batchInput, normalisedRows } from '../support/batches.ts';
+import { freshTestDatabase } from '../support/test-database.ts';
+
+const ROUTES = { BANKLZS: { kind: 'agency', agency: 'LZS' } } as const;
+const NOW = new Date('2026-11-20T02:00:00.000Z');
+
+test('a save whose copy waits behind the same rows committed by another process stores each row once', async (t) => {
+  const url = await freshTestDatabase();
+  const store = openPgStore(url);
+  const other = new pg.Client({ connectionString: url });
+  onCleanup(t, async () => {
+    await other.end();
+    await store.close();
+  });
+  await store.ping();
+  await other.connect();
+  await store.partners.addPassword({ partnerId: 'demo-bank', label: 'main', hash: 'h1', now: NOW });
+  const records = [1, 2, 3].map(() => prepareRecord(bankRecord(), ROUTES));
+  const { batch_id: batchId } = await store.bankPostings.ingestBatch(batchInput(records));
+  const rows = normalisedRows(await store.ledger.batchVersions(batchId), batchId);
+  assert.equal(rows.length, 3);
+
+  // Another worker's save of the same batch, its first row written and not yet committed.
+  const first = rows[0]!;
+  await other.query('BEGIN');
+  await other.query(
+    `INSERT INTO normalised_postings (posting_id, version, batch_id, sink, orderno, bank_agency, status,
+       amount_sen, name, email, time_utc, business_date, received_date, exceptions, normalised_at)
+     VALUES ($1, $2, $3, $4, 'x', 'BANKLZS', 'success', 15050, 'the other worker', 'n@example.my', $5,
+       '2026-11-20', '2026-11-20', '[]', $5)`,
+    [first.postingId, first.version, batchId, first.sink, NOW.toISOString()],
+  );
+  // This save finds no row committed, so it copies, and the copy waits on the uncommitted key.
+  const saving = store.ledger.saveNormalised(rows, [], NOW);
+  for (let waited = 0; ; waited += 20) {
+    const { rows: waiting } = await other.query<{ n: string }>(
+      `SELECT count(*) AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND wait_event = 'transactionid'`,
+    );
+    if (waiting[0]?.n === '1') break;
+    assert.ok(waited < 10_000, 'the copy never waited on the other save');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await other.query('COMMIT');
+  await saving;
+
+  const { rows: stored } = await other.query<{ posting_id: string; name: string }>(
+    'SELECT posting_id, name FROM normalised_postings ORDER BY posting_id',
+  );
+  assert.deepEqual(
+    stored.map((r) => [Number(r.posting_id), r.name]),
+    rows.map((r) => [r.postingId, r.postingId === first.postingId ? 'the other worker' : 'Nur']),
+    "each row once; the other worker's row as it wrote it",
+  );
+  await store.ledger.appendFromBatch(batchId, 'LZS', NOW);
+  assert.equal((await store.ledger.entries('LZS')).length, 3);
+});
