@@ -29,8 +29,12 @@ const BATCH_VERSIONS = statement(
    ORDER BY 1, 2`,
 );
 
+// A version comes from one batch, and a batch's versions are saved all at once or not at all: whether its
+// first version is stored says whether the batch was saved. Asked by primary key, so the plan is always an
+// index lookup (`batch_id = ANY($1)` got a generic plan that scanned the table for a batch not there).
 const ANY_SAVED = statement(
-  'SELECT EXISTS (SELECT 1 FROM normalised_postings WHERE batch_id = ANY($1::text[])) AS "saved"',
+  `SELECT EXISTS (SELECT 1 FROM unnest($1::bigint[], $2::integer[]) AS k(posting_id, version)
+     JOIN normalised_postings n USING (posting_id, version)) AS "saved"`,
 );
 
 const NORMALISED_COLUMNS = (
@@ -61,8 +65,13 @@ async function insertNormalised(
   rows: readonly NormalisedVersion[],
   at: string,
 ): Promise<void> {
-  const batches = [...new Set(rows.map((r) => r.batchId))];
-  const { saved } = (await tx.row<{ saved: boolean }>(ANY_SAVED, [batches]))!;
+  const firsts = new Map<string, NormalisedVersion>();
+  for (const row of rows) if (!firsts.has(row.batchId)) firsts.set(row.batchId, row);
+  const keys = [...firsts.values()];
+  const { saved } = (await tx.row<{ saved: boolean }>(ANY_SAVED, [
+    keys.map((r) => r.postingId),
+    keys.map((r) => r.version),
+  ]))!;
   if (!saved) {
     await tx.copyRows(
       'normalised_postings',
