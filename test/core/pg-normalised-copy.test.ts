@@ -19,12 +19,16 @@ test('a save whose copy waits behind the same rows committed by another process 
   const url = await freshTestDatabase();
   const store = openPgStore(url);
   const other = new pg.Client({ connectionString: url });
+  // Watches from outside the other's transaction, which would read the server's activity once and keep it.
+  const watcher = new pg.Client({ connectionString: url });
   onCleanup(t, async () => {
     await other.end();
+    await watcher.end();
     await store.close();
   });
   await store.ping();
   await other.connect();
+  await watcher.connect();
   await store.partners.addPassword({ partnerId: 'demo-bank', label: 'main', hash: 'h1', now: NOW });
   const records = [1, 2, 3].map(() => prepareRecord(bankRecord(), ROUTES));
   const { batch_id: batchId } = await store.bankPostings.ingestBatch(batchInput(records));
@@ -43,10 +47,12 @@ test('a save whose copy waits behind the same rows committed by another process 
   );
   // This save finds no row committed, so it copies, and the copy waits on the uncommitted key.
   const saving = store.ledger.saveNormalised(rows, [], NOW);
+  // Waiting as a COPY (pg_stat_progress_copy), not as an INSERT, which would wait on the key the same way.
   for (let waited = 0; ; waited += 20) {
-    const { rows: waiting } = await other.query<{ n: string }>(
-      `SELECT count(*) AS n FROM pg_stat_activity
-       WHERE datname = current_database() AND wait_event = 'transactionid'`,
+    const { rows: waiting } = await watcher.query<{ n: string }>(
+      `SELECT count(*) AS n FROM pg_stat_progress_copy c JOIN pg_stat_activity a USING (pid)
+       WHERE c.relid = 'normalised_postings'::regclass AND c.command = 'COPY FROM'
+         AND a.wait_event = 'transactionid'`,
     );
     if (waiting[0]?.n === '1') break;
     assert.ok(waited < 10_000, 'the copy never waited on the other save');

@@ -164,12 +164,15 @@ function queryable(client: pg.Pool | pg.PoolClient, afterCommit: (fn: () => void
     row: async <R>(sql: Statement | string, values?: readonly unknown[]) => (await rows<R>(sql, values))[0],
     run: async (sql, values) => (await client.query(toConfig(sql, values))).rowCount ?? 0,
     copyRows: async (table, columns, data) => {
+      // Encoded before the COPY starts: a value it refuses then throws before the server waits for data (a
+      // COPY started and never ended would hold its connection, and the transaction's ROLLBACK, for ever).
+      const text = copyText(data);
       // On the pool the copy takes a connection of its own, and commits on its own like any statement.
       const own = client instanceof pg.Pool ? await client.connect() : undefined;
       const connection = own ?? (client as pg.PoolClient);
       try {
         const stream = connection.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
-        stream.end(copyText(data));
+        stream.end(text);
         await finished(stream);
         own?.release();
         return stream.rowCount;

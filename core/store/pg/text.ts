@@ -49,12 +49,16 @@ export function jsonParam(value: unknown): string | { toPostgres(): string } {
   return { toPostgres: () => encoded };
 }
 
+const describe = (value: unknown) =>
+  typeof value === 'number' ? 'a number that is not finite' : typeof value;
+
 /** A value in COPY's text format (docs: "COPY ... File Formats, Text Format"): NULL is `\N`. */
 function copyField(value: unknown): string {
   if (value === null || value === undefined) return '\\N';
-  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'bigint' || (typeof value === 'number' && Number.isFinite(value)))
+    return String(value);
   if (typeof value !== 'string')
-    throw new TypeError(`a COPY field is text, a number or null, not ${typeof value}`);
+    throw new TypeError(`a COPY field is text, a finite number or null, not ${describe(value)}`);
   const text = encodeText(value);
   // Backslash, tab, newline and carriage return are the only characters the text format reads specially.
   return /[\\\t\n\r]/.test(text)
