@@ -19,9 +19,9 @@ export function createPoller(look: () => Promise<{ more: boolean; delayMs?: numb
   let looking = false;
   /** The delay a poke asked for during a look, applied once it ends. */
   let pokedDelay: number | undefined;
-
-  /** When the pending look is due (epoch ms). */
+  /** When the pending look is due, and when the last look began (epoch ms). */
   let dueAt = 0;
+  let lookedAt = 0;
 
   function schedule(delay: number): void {
     if (stopped) return;
@@ -29,9 +29,6 @@ export function createPoller(look: () => Promise<{ more: boolean; delayMs?: numb
     dueAt = Date.now() + delay;
     timer = setTimeout(lookNow, delay);
   }
-
-  /** When the last look began (epoch ms). */
-  let lookedAt = 0;
 
   function lookNow(): void {
     timer = undefined;

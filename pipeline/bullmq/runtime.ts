@@ -48,7 +48,7 @@ export function createBullRuntime(
   /** Rows a web process just committed: the callbacks' lease, or the relay's hand-over, now. */
   const wake = (queues: ReadonlySet<string>) => {
     if (queues.has(CALLBACK_QUEUE)) callbacks.wake();
-    if (queues.size > (queues.has(CALLBACK_QUEUE) ? 1 : 0)) relay.wake();
+    if ([...queues].some((queue) => queue !== CALLBACK_QUEUE)) relay.wake();
   };
   /**
    * Rows this worker just committed: only a callback is leased at once (a payment the enquiry settled). Its
