@@ -48,6 +48,28 @@ async function handOverAll(env: Record<string, string>): Promise<void> {
   await deps.store.close();
 }
 
+/**
+ * Freezes a process (SIGSTOP) at a moment it holds no write lock on the SQLite store: frozen inside a write
+ * transaction, it would hold the file's one lock until thawed, and every other process's write would fail.
+ */
+async function freezeOutsideWrites(child: RunningServer['child'], databaseFile: string): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    child.kill('SIGSTOP');
+    const db = new Database(databaseFile, { fileMustExist: true });
+    try {
+      db.pragma('busy_timeout = 0');
+      db.exec('BEGIN IMMEDIATE; ROLLBACK');
+      return;
+    } catch (err) {
+      if (!String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY') || attempt >= 50) throw err;
+    } finally {
+      db.close();
+    }
+    child.kill('SIGCONT');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 async function worker(t: TestContext, env: Record<string, string>): Promise<RunningServer> {
   const started = await startWorkerProcess(env);
   onCleanup(t, () => started.child.kill('SIGKILL'));
@@ -67,7 +89,8 @@ test('a Redis lost with the day in it and replaced by an empty one: every postin
   onCleanup(t, () => server.child.kill('SIGKILL'));
   const running = await worker(t, env);
   // Frozen, so the day's jobs sit in Redis when it dies; thawed later, never restarted.
-  running.child.kill('SIGSTOP');
+  const file = path.join(env.DATA_DIR, 'amil.db');
+  await freezeOutsideWrites(running.child, file);
 
   const generated = generateDay(1500);
   await postDay(server.url, generated);
@@ -85,7 +108,6 @@ test('a Redis lost with the day in it and replaced by an empty one: every postin
   const thawed = Date.now();
   running.child.kill('SIGCONT');
   const truth = ledgerTruth(generated);
-  const file = path.join(env.DATA_DIR, 'amil.db');
   await waitUntil(() => sameLines(ledgerNow(file), truth), 90_000, 'the ledgers to match the truth');
   t.diagnostic(`recovered in ${Date.now() - thawed} ms after the worker resumed on the empty Redis`);
   assert.deepEqual(ledgerNow(file), truth);
