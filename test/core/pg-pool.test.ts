@@ -96,6 +96,31 @@ test('an instant reads back as the ISO string SQLite stores, whatever the server
   }
 });
 
+test('instants read back exactly, each row its own, when rows repeat an instant or alternate between a few', async () => {
+  // The parser keeps its last answer (a batch's rows share an instant): a stale one must never leak.
+  const instant = fc
+    .integer({ min: Date.parse('1990-01-01T00:00:00Z'), max: Date.parse('2090-01-01T00:00:00Z') })
+    .map((ms) => new Date(ms).toISOString());
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(instant, { minLength: 1, maxLength: 4 }),
+      fc.array(fc.nat(), { minLength: 1, maxLength: 40 }),
+      async (few, picks) => {
+        const sent = picks.map((p) => few[p % few.length]!);
+        const rows = await db.rows<{ at: string; again: string }>(
+          'SELECT at, at AS again FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(at, n) ORDER BY n',
+          [sent],
+        );
+        assert.deepEqual(
+          rows.map((r) => [r.at, r.again]),
+          sent.map((at) => [at, at]),
+        );
+      },
+    ),
+    { numRuns: 60 },
+  );
+});
+
 test('a named statement is prepared once per connection and runs with new values', async () => {
   const square = statement('SELECT $1::int * $1::int AS n');
   assert.equal(square.name, statement('SELECT $1::int * $1::int AS n').name);

@@ -36,9 +36,16 @@ function parseNumeric(text: string): number {
 
 const defaultTimestamptz = pg.types.getTypeParser(OID.timestamptz, 'text') as (text: string) => Date;
 
-/** timestamptz as the exact string SQLite holds: `new Date(...).toISOString()`, UTC, milliseconds. */
+let lastTimestamptz = { text: '', iso: '' };
+
+/**
+ * timestamptz as the exact string SQLite holds: `new Date(...).toISOString()`, UTC, milliseconds. The last
+ * answer is kept: the rows of one result often share an instant (a batch's versions were received at one),
+ * and parsing it afresh for each was a twentieth of the normalise job.
+ */
 function parseTimestamptz(text: string): string {
-  return defaultTimestamptz(text).toISOString();
+  if (text !== lastTimestamptz.text) lastTimestamptz = { text, iso: defaultTimestamptz(text).toISOString() };
+  return lastTimestamptz.iso;
 }
 
 /** The value parsers of amil's pools (per pool, so another pg user in the process keeps its own). */

@@ -1,7 +1,8 @@
 /**
- * A batch's normalised rows go into PostgreSQL with COPY the first time (decision 221), which cannot skip a
- * row already there. What makes that safe: a save that finds the batch saved inserts with ON CONFLICT, and
- * a copy that meets rows committed by the same save running elsewhere at once is run again as such.
+ * A batch's rows go into PostgreSQL the first time without asking, row by row, whether each is there:
+ * normalised rows with COPY (decision 221), ledger entries with a plain INSERT (decision 222). What makes
+ * that safe: a save that finds the batch saved inserts with ON CONFLICT, and a first write that meets rows
+ * committed by the same write running elsewhere at once is run again as such.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -69,6 +70,59 @@ test('a save whose copy waits behind the same rows committed by another process 
     rows.map((r) => [r.postingId, r.postingId === first.postingId ? 'the other worker' : 'Nur']),
     "each row once; the other worker's row as it wrote it",
   );
+  await store.ledger.appendFromBatch(batchId, 'LZS', NOW);
+  assert.equal((await store.ledger.entries('LZS')).length, 3);
+});
+
+test('an append that waits behind the same entries committed by another process stores each entry once', async (t) => {
+  const url = await freshTestDatabase();
+  const store = openPgStore(url);
+  const other = new pg.Client({ connectionString: url });
+  const watcher = new pg.Client({ connectionString: url });
+  onCleanup(t, async () => {
+    await other.end();
+    await watcher.end();
+    await store.close();
+  });
+  await store.ping();
+  await other.connect();
+  await watcher.connect();
+  await store.partners.addPassword({ partnerId: 'demo-bank', label: 'main', hash: 'h1', now: NOW });
+  const records = [1, 2, 3].map(() => prepareRecord(bankRecord(), ROUTES));
+  const { batch_id: batchId } = await store.bankPostings.ingestBatch(batchInput(records));
+  const rows = normalisedRows(await store.ledger.batchVersions(batchId), batchId);
+  await store.ledger.saveNormalised(rows, [], NOW);
+
+  // Another worker's append of the same share, its first entry written and not yet committed.
+  const first = rows[0]!;
+  await other.query('BEGIN');
+  await other.query(
+    `INSERT INTO ledger_entries (sink, posting_id, version, business_date, received_date, is_adjustment,
+       status, amount_sen, exceptions, created_at, received_at)
+     VALUES ('LZS', $1, $2, '2026-11-20', '2026-11-20', 0, 'the other worker', 1, '[]', $3, $3)`,
+    [first.postingId, first.version, NOW.toISOString()],
+  );
+  // This append inserts without ON CONFLICT, and waits on the uncommitted key.
+  const appending = store.ledger.appendFromBatch(batchId, 'LZS', NOW);
+  for (let waited = 0; ; waited += 20) {
+    const { rows: waiting } = await watcher.query<{ n: string }>(
+      `SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event = 'transactionid'
+         AND query LIKE 'INSERT INTO ledger_entries%' AND query NOT LIKE '%ON CONFLICT%'`,
+    );
+    if (waiting[0]?.n === '1') break;
+    assert.ok(waited < 10_000, 'no plain insert ever waited on the other append');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await other.query('COMMIT');
+  await appending;
+
+  const entries = await store.ledger.entries('LZS');
+  assert.deepEqual(
+    entries.map((e) => [e.postingId, e.status]),
+    rows.map((r) => [r.postingId, r.postingId === first.postingId ? 'the other worker' : 'success']),
+    "each entry once; the other worker's entry as it wrote it",
+  );
+  // Run again (a job handed back after its worker died): nothing more, and no error.
   await store.ledger.appendFromBatch(batchId, 'LZS', NOW);
   assert.equal((await store.ledger.entries('LZS')).length, 3);
 });
