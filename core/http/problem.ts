@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import type { AppContext } from './state.ts';
 import { DomainError, ERROR_CATALOGUE, PROBLEM_BASE, type ErrorCode } from '../errors.ts';
+import { isStoreOutage } from '../store/outage.ts';
 import type { Problem } from '../../schemas/index.ts';
 import type { Logger } from '../logger.ts';
 
@@ -23,6 +24,10 @@ const STATUS_CODES: Record<number, ErrorCode> = {
   503: 'unavailable',
 };
 
+/** What a client is told when the database could not take its request just now (core/store/outage.ts). */
+const OUTAGE_DETAIL = 'The database is busy or cannot be reached just now. Send the request again shortly.';
+const OUTAGE_RETRY_AFTER_SECONDS = '2';
+
 /** Writes a refusal as a page a person reads (status and headers are set already). */
 export type HtmlErrorPage = (ctx: Context, error: DomainError) => void;
 
@@ -40,6 +45,9 @@ export function problemMiddleware(logger: Logger, htmlPage?: HtmlErrorPage) {
       const error = toDomainError(err);
       if (error.code === 'internal') {
         (ctx.state.log ?? logger).error({ err }, 'unhandled error');
+      } else if (!(err instanceof DomainError) && isStoreOutage(err)) {
+        // An outage answered 503: the client is told to retry, and ops see the cause.
+        (ctx.state.log ?? logger).warn({ err }, 'the store could not take the request');
       }
       if (htmlPage && ctx.accepts('json', 'html') === 'html') {
         ctx.status = error.status;
@@ -52,8 +60,12 @@ export function problemMiddleware(logger: Logger, htmlPage?: HtmlErrorPage) {
   };
 }
 
-function toDomainError(err: unknown): DomainError {
+/** The refusal an error is answered with (an unknown error: internal). */
+export function toDomainError(err: unknown): DomainError {
   if (err instanceof DomainError) return err;
+  if (isStoreOutage(err)) {
+    return new DomainError('unavailable', OUTAGE_DETAIL, [], { 'Retry-After': OUTAGE_RETRY_AFTER_SECONDS });
+  }
   const status = (err as { status?: unknown; expose?: unknown } | null)?.status;
   if (typeof status === 'number' && STATUS_CODES[status]) return new DomainError(STATUS_CODES[status]);
   return new DomainError('internal');

@@ -1,6 +1,7 @@
 import type { Next } from 'koa';
 import type { Deps } from '../../core/deps.ts';
-import { DomainError, ERROR_CATALOGUE } from '../../core/errors.ts';
+import { DomainError } from '../../core/errors.ts';
+import { toDomainError } from '../../core/http/problem.ts';
 import { readRawBody } from '../../core/http/raw-body.ts';
 import type { AppContext, AppRouter, StateWith } from '../../core/http/state.ts';
 import { createPartnerAuthenticator, requirePartner } from '../partner-auth.ts';
@@ -38,7 +39,7 @@ function countBatch(deps: Deps) {
       await next();
       deps.metrics.webhookBatch(ctx.status);
     } catch (err) {
-      deps.metrics.webhookBatch(err instanceof DomainError ? ERROR_CATALOGUE[err.code].status : 500);
+      deps.metrics.webhookBatch(toDomainError(err).status);
       throw err;
     }
   };

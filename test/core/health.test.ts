@@ -67,8 +67,11 @@ test(
     assert.match(problem.detail, /store/);
     assert.equal((await fetch(`${app.url}/health`)).status, 503);
     assert.equal((await fetch(`${app.url}/health/live`)).status, 200);
-    // What the probe predicts is what the bank would get: the batch is not acknowledged.
-    assert.notEqual((await app.postBatch({ transactions: [bankRecord()] })).status, 200);
+    // What the probe predicts is what the bank would get: the batch is not acknowledged, and the bank is
+    // told to send it again (core/store/outage.ts), not that amil failed.
+    const refused = await app.postBatch({ transactions: [bankRecord()] });
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get('retry-after'), '2');
 
     rmSync(filler);
     assert.equal((await fetch(`${app.url}/health/ready`)).status, 200);

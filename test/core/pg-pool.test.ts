@@ -11,6 +11,7 @@ import { createLogger } from '../../core/logger.ts';
 import { openStore } from '../../core/store/index.ts';
 import { openPgStore } from '../../core/store/pg/index.ts';
 import { openPgPool, redactDatabaseUrl, statement, type PgDb } from '../../core/store/pg/pool.ts';
+import { streamRows } from '../../core/store/pg/snapshot-read.ts';
 import { tempDir } from '../helpers.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 
@@ -345,3 +346,51 @@ test('rows copied in (COPY FROM STDIN) read back exactly as written: any text, N
     await db.run('DROP TABLE copy_probe');
   }
 });
+
+test(
+  'a session the server ends mid-query fails that query only: in a transaction, a stream or a copy, the process lives on',
+  // A stream that waited for ever on its lost session was one way to fail this: it must fail, not hang.
+  { timeout: 30_000 },
+  async () => {
+    // node-postgres reports a lost session as an 'error' event on its connection too; unheard while the
+    // connection is out of the pool, that event would end this process (the test run would fail on it).
+    await db.run('CREATE TABLE lost_probe (i integer)');
+    const holder = openPgPool(server.url, { max: 1 });
+    try {
+      const ends = [
+        () => db.transaction((tx) => tx.run('INSERT INTO lost_probe VALUES (1)')),
+        async () => {
+          for await (const row of streamRows(db, 'SELECT * FROM lost_probe', [], 10)) void row;
+        },
+        () => db.copyRows('lost_probe', ['i'], [[2]]),
+      ];
+      for (const [n, start] of ends.entries()) {
+        // Each waits on the table's lock until its session is ended, as an operator or a failover would.
+        const failed = await holder.transaction(async (tx) => {
+          await tx.run('LOCK TABLE lost_probe IN ACCESS EXCLUSIVE MODE');
+          const outcome = start().then(
+            () => 'finished',
+            (err: Error) => err.message,
+          );
+          for (let waited = 0; ; waited += 20) {
+            const ended = await tx.row<{ n: number }>(
+              `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_locks
+             WHERE relation = 'lost_probe'::regclass AND NOT granted`,
+            );
+            if (ended?.n === 1) break;
+            assert.ok(waited < 10_000, `operation ${n} never waited on the lock`);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+          return outcome;
+        });
+        assert.match(failed, /terminating connection|terminated/, `operation ${n} failed`);
+      }
+      // The pool hands out working connections after the lost ones.
+      await db.transaction((tx) => tx.run('INSERT INTO lost_probe VALUES (3)'));
+      assert.deepEqual(await db.rows('SELECT i FROM lost_probe'), [{ i: 3 }]);
+    } finally {
+      await holder.close();
+      await db.run('DROP TABLE lost_probe');
+    }
+  },
+);

@@ -163,6 +163,34 @@ function toConfig(sql: Statement | string, values: readonly unknown[] | undefine
   };
 }
 
+/** A connection taken from the pool, and how to hand it back. */
+export interface CheckedOut {
+  client: pg.PoolClient;
+  /** Hands it back; one that failed (`broken`, or lost while out) is closed instead. */
+  release: (broken?: boolean | Error) => void;
+}
+
+/**
+ * Takes a connection from the pool, listening for its errors while it is out. node-postgres emits 'error'
+ * on a connection whose server went away mid-query (a terminated session, a restart, a failover), and the
+ * pool listens only while the connection is idle in it: an 'error' with no listener would kill the
+ * process. The query in flight is rejected anyway; the lost connection is closed, never handed back.
+ */
+export async function checkOut(pool: pg.Pool): Promise<CheckedOut> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (err: Error) => (lost = err);
+  client.on('error', onError);
+  return {
+    client,
+    release: (broken) => {
+      // A lost connection keeps the listener: it may still report its end while being closed.
+      if (!lost) client.removeListener('error', onError);
+      client.release(lost ?? broken);
+    },
+  };
+}
+
 function queryable(client: pg.Pool | pg.PoolClient, afterCommit: (fn: () => void) => void): Queryable {
   const rows = async <R>(sql: Statement | string, values?: readonly unknown[]): Promise<R[]> =>
     (await client.query<pg.QueryResultRow & R>(toConfig(sql, values))).rows;
@@ -175,8 +203,8 @@ function queryable(client: pg.Pool | pg.PoolClient, afterCommit: (fn: () => void
       // COPY started and never ended would hold its connection, and the transaction's ROLLBACK, for ever).
       const text = copyText(data);
       // On the pool the copy takes a connection of its own, and commits on its own like any statement.
-      const own = client instanceof pg.Pool ? await client.connect() : undefined;
-      const connection = own ?? (client as pg.PoolClient);
+      const own = client instanceof pg.Pool ? await checkOut(client) : undefined;
+      const connection = own?.client ?? (client as pg.PoolClient);
       try {
         const stream = connection.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
         stream.end(text);
@@ -233,7 +261,7 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgDb {
     }`;
     const attempts = txOptions.attempts ?? 5;
     for (let attempt = 1; ; attempt += 1) {
-      const client = await pool.connect();
+      const { client, release } = await checkOut(pool);
       let broken = false;
       try {
         await client.query(begin);
@@ -256,7 +284,7 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgDb {
         }
         if (attempt >= attempts || !isRetryable(err)) throw err;
       } finally {
-        client.release(broken);
+        release(broken);
       }
       // Jittered, growing pauses: two transactions that collided should not collide again at once.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));

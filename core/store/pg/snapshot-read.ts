@@ -3,7 +3,7 @@
  * see one committed state for many statements), either run to completion or streamed through a cursor.
  */
 import Cursor from 'pg-cursor';
-import { pgTypes, type PgDb, type PgTx } from './pool.ts';
+import { checkOut, pgTypes, type PgDb, type PgTx } from './pool.ts';
 import { encodeParams } from './text.ts';
 
 /** Runs `fn` in one read-only snapshot of the database. */
@@ -21,27 +21,33 @@ export async function* streamRows<R>(
   values: readonly unknown[],
   batch: number,
 ): AsyncGenerator<R> {
-  const client = await db.pool.connect();
+  const { client, release } = await checkOut(db.pool);
   let open = false;
   let broken = false;
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     open = true;
     const cursor = client.query(new Cursor<R>(text, encodeParams(values), { types: pgTypes }));
+    let readFailed = false;
     try {
       for (;;) {
-        const rows = await cursor.read(batch);
+        const rows = await cursor.read(batch).catch((err: unknown) => {
+          readFailed = true;
+          throw err;
+        });
         if (rows.length === 0) break;
         yield* rows;
       }
     } finally {
-      await cursor.close();
+      // A cursor whose read failed is not closed: on a session the server ended, the close would wait for
+      // an answer for ever. The ROLLBACK below ends it on a live session; a lost one is closed instead.
+      if (!readFailed) await cursor.close();
     }
   } finally {
     // Also when the caller stopped early or a read failed: the transaction ends before the connection
     // goes back to the pool (a read-only one has nothing to keep), and a connection that cannot end it
     // is not handed back.
     if (open) await client.query('ROLLBACK').catch(() => (broken = true));
-    client.release(broken);
+    release(broken);
   }
 }

@@ -1,0 +1,78 @@
+/**
+ * A batch the database could not take just now (another process held SQLite's write lock past the busy
+ * timeout; PostgreSQL cut the session) is answered 503 with Retry-After, stores nothing, and goes in whole
+ * when sent again: the bank is told to retry, not that amil broke (core/store/outage.ts).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { bankRecord, DEMO_PASSWORD, onCleanup, problemOf, startApp, type TestApp } from '../helpers.ts';
+import type { BankWebhookResponse } from '../../schemas/index.ts';
+import { freshTestDatabase, SQLITE_APP } from '../support/test-database.ts';
+
+async function assertOutage(app: TestApp, response: Response): Promise<void> {
+  assert.equal(response.status, 503);
+  assert.equal(response.headers.get('retry-after'), '2');
+  const problem = await problemOf(response);
+  assert.equal(problem.type, 'https://docs.amil.my/problems/unavailable');
+  assert.match(problem.detail ?? '', /busy or cannot be reached.*again/);
+  assert.equal((await app.deps.store.bankPostings.counts()).batches, 0, 'nothing stored');
+  const metrics = await app.deps.metrics.registry.metrics();
+  assert.match(metrics, /amil_webhook_batches_total\{status="503"\} 1/);
+  assert.match(app.logs(), /the store could not take the request/, 'ops see the cause');
+  assert.ok(!app.logs().includes(DEMO_PASSWORD), 'the partner password is never logged');
+}
+
+async function assertStoredOnRetry(app: TestApp, batch: object): Promise<void> {
+  const retry = await app.postBatch(batch);
+  assert.equal(retry.status, 200);
+  const body = (await retry.json()) as BankWebhookResponse;
+  assert.deepEqual(
+    body.results.map((r) => r.outcome),
+    ['accepted', 'accepted'],
+  );
+}
+
+test('SQLite: a batch that waited out the busy timeout behind another process is answered 503, and goes in when sent again', async (t) => {
+  const app = await startApp(t, SQLITE_APP);
+  const other = new Database(path.join(app.dataDir, 'amil.db'));
+  onCleanup(t, () => other.close());
+  // Another process (a frozen worker, an operator's sqlite3 shell) holds the write lock.
+  other.exec('BEGIN IMMEDIATE');
+  const batch = { transactions: [bankRecord(), bankRecord()] };
+  const started = Date.now();
+  const response = await app.postBatch(batch);
+  assert.ok(Date.now() - started >= 4000, 'it waited for the lock before giving up');
+  other.exec('ROLLBACK');
+  await assertOutage(app, response);
+  await assertStoredOnRetry(app, batch);
+});
+
+test('PostgreSQL: a batch whose session the server cut is answered 503, and goes in when sent again', async (t) => {
+  const url = await freshTestDatabase();
+  const app = await startApp(t, { DATABASE_URL: url });
+  const other = new pg.Client({ connectionString: url });
+  onCleanup(t, () => other.end());
+  await other.connect();
+  // The batch's write waits on a lock held here; then its session is terminated (an operator, a failover).
+  await other.query('BEGIN');
+  await other.query('LOCK TABLE webhook_batches IN ACCESS EXCLUSIVE MODE');
+  const batch = { transactions: [bankRecord(), bankRecord()] };
+  const answer = app.postBatch(batch);
+  let terminated = 0;
+  for (let waited = 0; terminated === 0; waited += 20) {
+    assert.ok(waited < 10_000, 'the batch never waited on the lock');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const { rows } = await other.query<{ n: number }>(
+      `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`,
+    );
+    terminated = rows[0]?.n ?? 0;
+  }
+  const response = await answer;
+  await other.query('ROLLBACK');
+  await assertOutage(app, response);
+  await assertStoredOnRetry(app, batch);
+});
