@@ -163,6 +163,15 @@ function toConfig(sql: Statement | string, values: readonly unknown[] | undefine
   };
 }
 
+/**
+ * Whether the connection is still usable after `err`: a refusal by the server (an ERROR) is; a FATAL or
+ * PANIC one comes as the server ends the session (terminated, shutting down), before the connection
+ * itself reports its end, so it must not be handed back meanwhile; nor after anything not from the server.
+ */
+function sessionSurvives(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && err.severity !== 'FATAL' && err.severity !== 'PANIC';
+}
+
 /** A connection taken from the pool, and how to hand it back. */
 export interface CheckedOut {
   client: pg.PoolClient;
@@ -213,7 +222,7 @@ function queryable(client: pg.Pool | pg.PoolClient, afterCommit: (fn: () => void
         return stream.rowCount;
       } catch (err) {
         // A refusal by the server leaves the connection usable; anything else, it is not handed back.
-        own?.release(err instanceof pg.DatabaseError ? undefined : (err as Error));
+        own?.release(sessionSurvives(err) ? undefined : (err as Error));
         throw err;
       }
     },
