@@ -64,7 +64,9 @@ function paths(settings: OpenApiSettings, files: SchemaFiles): Json {
             'This client sent too many wrong passwords (PARTNER_AUTH_MAX_FAILURES per PARTNER_AUTH_WINDOW_SECONDS); checked before the password. A password already verified is never refused so.',
           ),
           '500': problemResponse('Unexpected failure; nothing of the batch was stored. Safe to retry.'),
-          '503': busy('Too many password checks are waiting; retry after Retry-After.'),
+          '503': busy(
+            'Too many password checks are waiting, or the database could not take the batch just now (busy past its timeout, disk full, session ended, unreachable): nothing stored; send it again after Retry-After.',
+          ),
         },
       },
     },
