@@ -5,7 +5,7 @@
  * committed by the same write running elsewhere at once is run again as such.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import pg from 'pg';
 import { prepareRecord } from '../../ingest/bank-webhook/prepare.ts';
 import { openPgStore } from '../../core/store/pg/index.ts';
@@ -16,11 +16,15 @@ import { freshTestDatabase } from '../support/test-database.ts';
 const ROUTES = { BANKLZS: { kind: 'agency', agency: 'LZS' } } as const;
 const NOW = new Date('2026-11-20T02:00:00.000Z');
 
-test('a save whose copy waits behind the same rows committed by another process stores each row once', async (t) => {
+/**
+ * A PostgreSQL store holding one stored batch of three LZS postings, its versions as normalised rows, and
+ * two connections of another process: `other` to write and hold a transaction open, `watcher` to look at
+ * the server's activity from outside it (inside a transaction PostgreSQL reads that activity only once).
+ */
+async function batchWithAnotherProcess(t: TestContext) {
   const url = await freshTestDatabase();
   const store = openPgStore(url);
   const other = new pg.Client({ connectionString: url });
-  // Watches from outside the other's transaction, which would read the server's activity once and keep it.
   const watcher = new pg.Client({ connectionString: url });
   onCleanup(t, async () => {
     await other.end();
@@ -34,6 +38,20 @@ test('a save whose copy waits behind the same rows committed by another process 
   const records = [1, 2, 3].map(() => prepareRecord(bankRecord(), ROUTES));
   const { batch_id: batchId } = await store.bankPostings.ingestBatch(batchInput(records));
   const rows = normalisedRows(await store.ledger.batchVersions(batchId), batchId);
+  /** Waits until `countSql`, run by the watcher, counts one; fails after 10 s with `never`. */
+  const untilOne = async (countSql: string, never: string): Promise<void> => {
+    for (let waited = 0; ; waited += 20) {
+      const { rows: counted } = await watcher.query<{ n: string }>(countSql);
+      if (counted[0]?.n === '1') return;
+      assert.ok(waited < 10_000, never);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  return { store, other, batchId, rows, untilOne };
+}
+
+test('a save whose copy waits behind the same rows committed by another process stores each row once', async (t) => {
+  const { store, other, batchId, rows, untilOne } = await batchWithAnotherProcess(t);
   assert.equal(rows.length, 3);
 
   // Another worker's save of the same batch, its first row written and not yet committed.
@@ -49,16 +67,12 @@ test('a save whose copy waits behind the same rows committed by another process 
   // This save finds no row committed, so it copies, and the copy waits on the uncommitted key.
   const saving = store.ledger.saveNormalised(rows, [], NOW);
   // Waiting as a COPY (pg_stat_progress_copy), not as an INSERT, which would wait on the key the same way.
-  for (let waited = 0; ; waited += 20) {
-    const { rows: waiting } = await watcher.query<{ n: string }>(
-      `SELECT count(*) AS n FROM pg_stat_progress_copy c JOIN pg_stat_activity a USING (pid)
-       WHERE c.relid = 'normalised_postings'::regclass AND c.command = 'COPY FROM'
-         AND a.wait_event = 'transactionid'`,
-    );
-    if (waiting[0]?.n === '1') break;
-    assert.ok(waited < 10_000, 'the copy never waited on the other save');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await untilOne(
+    `SELECT count(*) AS n FROM pg_stat_progress_copy c JOIN pg_stat_activity a USING (pid)
+     WHERE c.relid = 'normalised_postings'::regclass AND c.command = 'COPY FROM'
+       AND a.wait_event = 'transactionid'`,
+    'the copy never waited on the other save',
+  );
   await other.query('COMMIT');
   await saving;
 
@@ -75,22 +89,7 @@ test('a save whose copy waits behind the same rows committed by another process 
 });
 
 test('an append that waits behind the same entries committed by another process stores each entry once', async (t) => {
-  const url = await freshTestDatabase();
-  const store = openPgStore(url);
-  const other = new pg.Client({ connectionString: url });
-  const watcher = new pg.Client({ connectionString: url });
-  onCleanup(t, async () => {
-    await other.end();
-    await watcher.end();
-    await store.close();
-  });
-  await store.ping();
-  await other.connect();
-  await watcher.connect();
-  await store.partners.addPassword({ partnerId: 'demo-bank', label: 'main', hash: 'h1', now: NOW });
-  const records = [1, 2, 3].map(() => prepareRecord(bankRecord(), ROUTES));
-  const { batch_id: batchId } = await store.bankPostings.ingestBatch(batchInput(records));
-  const rows = normalisedRows(await store.ledger.batchVersions(batchId), batchId);
+  const { store, other, batchId, rows, untilOne } = await batchWithAnotherProcess(t);
   await store.ledger.saveNormalised(rows, [], NOW);
 
   // Another worker's append of the same share, its first entry written and not yet committed.
@@ -104,15 +103,11 @@ test('an append that waits behind the same entries committed by another process 
   );
   // This append inserts without ON CONFLICT, and waits on the uncommitted key.
   const appending = store.ledger.appendFromBatch(batchId, 'LZS', NOW);
-  for (let waited = 0; ; waited += 20) {
-    const { rows: waiting } = await watcher.query<{ n: string }>(
-      `SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event = 'transactionid'
-         AND query LIKE 'INSERT INTO ledger_entries%' AND query NOT LIKE '%ON CONFLICT%'`,
-    );
-    if (waiting[0]?.n === '1') break;
-    assert.ok(waited < 10_000, 'no plain insert ever waited on the other append');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await untilOne(
+    `SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event = 'transactionid'
+       AND query LIKE 'INSERT INTO ledger_entries%' AND query NOT LIKE '%ON CONFLICT%'`,
+    'no plain insert ever waited on the other append',
+  );
   await other.query('COMMIT');
   await appending;
 

@@ -18,6 +18,7 @@ async function assertOutage(app: TestApp, response: Response): Promise<void> {
   const problem = await problemOf(response);
   assert.equal(problem.type, 'https://docs.amil.my/problems/unavailable');
   assert.match(problem.detail ?? '', /busy or cannot be reached.*again/);
+  assert.doesNotMatch(JSON.stringify(problem), /SQLITE|locked|terminat|57P01/, 'no internals leak');
   assert.equal((await app.deps.store.bankPostings.counts()).batches, 0, 'nothing stored');
   const metrics = await app.deps.metrics.registry.metrics();
   assert.match(metrics, /amil_webhook_batches_total\{status="503"\} 1/);
