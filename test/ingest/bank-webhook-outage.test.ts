@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { bankRecord, DEMO_PASSWORD, onCleanup, problemOf, startApp, type TestApp } from '../helpers.ts';
 import type { BankWebhookResponse } from '../../schemas/index.ts';
+import { startPostgres } from '../support/postgres.ts';
 import { freshTestDatabase, SQLITE_APP } from '../support/test-database.ts';
 
 async function assertOutage(app: TestApp, response: Response): Promise<void> {
@@ -76,4 +77,17 @@ test('PostgreSQL: a batch whose session the server cut is answered 503, and goes
   await other.query('ROLLBACK');
   await assertOutage(app, response);
   await assertStoredOnRetry(app, batch);
+});
+
+test('PostgreSQL: a batch while the server is down (its port closed) is answered 503', async (t) => {
+  const server = await startPostgres(t);
+  const app = await startApp(t, { DATABASE_URL: server.url });
+  await server.stop();
+  const response = await app.postBatch({ transactions: [bankRecord()] });
+  assert.equal(response.status, 503);
+  assert.equal(response.headers.get('retry-after'), '2');
+  const problem = await problemOf(response);
+  assert.equal(problem.type, 'https://docs.amil.my/problems/unavailable');
+  assert.doesNotMatch(JSON.stringify(problem), /ECONNREFUSED|127\.0\.0\.1/, 'no internals leak');
+  assert.match(app.logs(), /the store could not take the request/);
 });
