@@ -65,7 +65,7 @@ function paths(settings: OpenApiSettings, files: SchemaFiles): Json {
           ),
           '500': problemResponse('Unexpected failure; nothing of the batch was stored. Safe to retry.'),
           '503': busy(
-            'Too many password checks are waiting, or the database could not take the batch just now (busy past its timeout, disk full, session ended, unreachable): nothing stored; send it again after Retry-After.',
+            'Too many password checks are waiting, or the database could not take the batch just now (a lock held past the lock wait, disk full, session ended, a read-only standby, unreachable): nothing stored; send it again after Retry-After.',
           ),
         },
       },

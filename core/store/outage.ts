@@ -5,19 +5,40 @@
  * driver.
  */
 
+/**
+ * How long a write waits for a lock another session or process holds, on either engine (SQLite's busy
+ * timeout, PostgreSQL's lock_timeout), before the store gives up on it as busy (decision 225).
+ */
+export const LOCK_WAIT_MS = 5000;
+
+/**
+ * The code of a connection to the database that could not be had within its timeout (every connection
+ * busy, or a server that takes the connection and never answers): the drivers give those no code.
+ */
+export const STORE_UNREACHABLE = 'STORE_UNREACHABLE';
+
 /** SQLite: another process held the write lock past the busy timeout; the disk is full. */
 const SQLITE_OUTAGES = ['SQLITE_BUSY', 'SQLITE_FULL'];
 
 /**
  * PostgreSQL (SQLSTATE): class 08 connection exception; class 53 insufficient resources (disk full, out of
- * memory, too many connections); the server shutting down or starting up (57P01 to 57P03); a database
- * not accepting connections (55000 is wider than that, so it is not here).
+ * memory, too many connections); the server shutting down or starting up (57P01 to 57P03); a lock not had
+ * within lock_timeout (55P03, the twin of SQLITE_BUSY); a server taking no writes (25006: a standby, or a
+ * primary demoted by a failover). A database not accepting connections (55000) is not here: that code is
+ * wider than that.
  */
 const PG_OUTAGE_CLASSES = ['08', '53'];
-const PG_OUTAGES = new Set(['57P01', '57P02', '57P03']);
+const PG_OUTAGES = new Set(['57P01', '57P02', '57P03', '55P03', '25006']);
 
-/** The socket to PostgreSQL could not be opened, or broke. */
-const SOCKET_OUTAGES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
+/** The socket to PostgreSQL could not be opened, or broke; or no connection came in time. */
+const SOCKET_OUTAGES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  STORE_UNREACHABLE,
+]);
 
 export function isStoreOutage(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;

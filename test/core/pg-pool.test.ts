@@ -9,8 +9,10 @@ import { createDeps } from '../../core/bootstrap.ts';
 import { ConfigError, loadConfig } from '../../core/config.ts';
 import { createLogger } from '../../core/logger.ts';
 import { openStore } from '../../core/store/index.ts';
+import { isStoreOutage, LOCK_WAIT_MS } from '../../core/store/outage.ts';
 import { openPgStore } from '../../core/store/pg/index.ts';
 import { openPgPool, redactDatabaseUrl, statement, type PgDb } from '../../core/store/pg/pool.ts';
+import { pgGroupCommitter } from '../../core/store/pg/group-commit.ts';
 import { streamRows } from '../../core/store/pg/snapshot-read.ts';
 import { tempDir } from '../helpers.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
@@ -399,6 +401,125 @@ test(
     } finally {
       await holder.close();
       await db.run('DROP TABLE lost_probe');
+    }
+  },
+);
+
+/** What a promise rejected with (undefined when it resolved), and after how many milliseconds. */
+async function failure(work: Promise<unknown>): Promise<{ err: unknown; ms: number }> {
+  const started = Date.now();
+  const err = await work.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  return { err, ms: Date.now() - started };
+}
+
+test(
+  "a write waiting on a lock another session holds gives up after the lock wait, as a busy store (SQLite's busy timeout)",
+  // Without a bound the statement would wait for ever: the bound is what is tested.
+  { timeout: 30_000 },
+  async () => {
+    await db.run('CREATE TABLE wait_probe (i integer)');
+    const holder = openPgPool(server.url, { max: 1 });
+    try {
+      const { err, ms } = await holder.transaction(async (tx) => {
+        await tx.run('LOCK TABLE wait_probe IN ACCESS EXCLUSIVE MODE');
+        return failure(db.run('INSERT INTO wait_probe VALUES (1)'));
+      });
+      assert.equal((err as { code?: string } | undefined)?.code, '55P03', String(err));
+      assert.ok(isStoreOutage(err), 'answered 503 with Retry-After, not 500');
+      assert.ok(ms >= LOCK_WAIT_MS - 100 && ms < LOCK_WAIT_MS + 3000, `gave up after ${ms} ms`);
+      assert.deepEqual(await db.rows('SELECT i FROM wait_probe'), [], 'nothing written');
+    } finally {
+      await holder.close();
+      await db.run('DROP TABLE wait_probe');
+    }
+  },
+);
+
+test(
+  'writes sharing a commit that meet the lock wait fail together after one wait, not each again after a wait of its own',
+  { timeout: 60_000 },
+  async () => {
+    await db.run('CREATE TABLE group_probe (i integer)');
+    const holder = openPgPool(server.url, { max: 1 });
+    const inGroup = pgGroupCommitter(db);
+    try {
+      const outcomes = await holder.transaction(async (tx) => {
+        await tx.run('LOCK TABLE group_probe IN ACCESS EXCLUSIVE MODE');
+        // Asked for in one turn: one group, one transaction.
+        return Promise.all(
+          [1, 2, 3].map((i) => failure(inGroup((w) => w.run('INSERT INTO group_probe VALUES ($1)', [i])))),
+        );
+      });
+      for (const { err, ms } of outcomes) {
+        assert.equal((err as { code?: string } | undefined)?.code, '55P03', String(err));
+        assert.ok(ms < 2 * LOCK_WAIT_MS, `failed after ${ms} ms: one lock wait, not two`);
+      }
+      assert.deepEqual(await db.rows('SELECT i FROM group_probe'), [], 'nothing written');
+    } finally {
+      await holder.close();
+      await db.run('DROP TABLE group_probe');
+    }
+  },
+);
+
+test(
+  'a statement asked for while every connection is out waits at most the connect timeout, then fails as an outage',
+  // Without a bound the statement would wait for ever: the bound is what is tested.
+  { timeout: 30_000 },
+  async () => {
+    const small = openPgPool(server.url, { max: 1, connectTimeoutMs: 300 });
+    let finish = () => {};
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const busy = small.transaction(async (tx) => {
+      await tx.run('SELECT 1');
+      holding();
+      await new Promise<void>((resolve) => (finish = resolve));
+    });
+    try {
+      await held;
+      const { err, ms } = await failure(small.rows('SELECT 1'));
+      assert.ok(isStoreOutage(err), `an outage, not ${String(err)}`);
+      assert.ok(ms >= 250 && ms < 3000, `gave up after ${ms} ms`);
+      finish();
+      await busy;
+      assert.deepEqual(await small.rows('SELECT 1 AS x'), [{ x: 1 }], 'the pool serves again');
+    } finally {
+      finish();
+      await busy;
+      await small.close();
+    }
+  },
+);
+
+test(
+  'a server that takes connections and never answers them fails each statement within the connect timeout, as an outage, and serves again once it resumes',
+  // Without a bound the statement would wait for ever: the bound is what is tested.
+  { timeout: 30_000 },
+  async () => {
+    const fresh = openPgPool(server.url, { connectTimeoutMs: 500 });
+    try {
+      // The postmaster stopped: the kernel still completes each TCP handshake, nobody answers the login.
+      process.kill(server.pid, 'SIGSTOP');
+      let outcomes: { err: unknown; ms: number }[];
+      try {
+        outcomes = [
+          await failure(fresh.rows('SELECT 1')),
+          await failure(fresh.transaction((tx) => tx.run('SELECT 1'))),
+        ];
+      } finally {
+        process.kill(server.pid, 'SIGCONT');
+      }
+      for (const { err, ms } of outcomes) {
+        assert.ok(isStoreOutage(err), `an outage, not ${String(err)}`);
+        assert.ok(ms >= 400 && ms < 5000, `gave up after ${ms} ms`);
+      }
+      assert.deepEqual(await fresh.rows('SELECT 1 AS x'), [{ x: 1 }], 'the pool serves again');
+    } finally {
+      await fresh.close();
     }
   },
 );

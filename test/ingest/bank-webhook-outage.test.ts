@@ -1,6 +1,6 @@
 /**
- * A batch the database could not take just now (another process held SQLite's write lock past the busy
- * timeout; PostgreSQL cut the session) is answered 503 with Retry-After, stores nothing, and goes in whole
+ * A batch the database could not take just now (another process or session held the write lock past the
+ * lock wait; PostgreSQL cut the session, or takes no writes) is answered 503 with Retry-After, stores nothing, and goes in whole
  * when sent again: the bank is told to retry, not that amil broke (core/store/outage.ts).
  */
 import { test } from 'node:test';
@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { bankRecord, DEMO_PASSWORD, onCleanup, problemOf, startApp, type TestApp } from '../helpers.ts';
 import type { BankWebhookResponse } from '../../schemas/index.ts';
+import { LOCK_WAIT_MS } from '../../core/store/outage.ts';
 import { startPostgres } from '../support/postgres.ts';
 import { freshTestDatabase, SQLITE_APP } from '../support/test-database.ts';
 
@@ -37,7 +38,7 @@ async function assertStoredOnRetry(app: TestApp, batch: object): Promise<void> {
   );
 }
 
-test('SQLite: a batch that waited out the busy timeout behind another process is answered 503, and goes in when sent again', async (t) => {
+test('SQLite: a batch that waited out the lock wait behind another process is answered 503, and goes in when sent again; the server answers everyone else meanwhile', async (t) => {
   const app = await startApp(t, SQLITE_APP);
   const other = new Database(path.join(app.dataDir, 'amil.db'));
   onCleanup(t, () => other.close());
@@ -45,9 +46,23 @@ test('SQLite: a batch that waited out the busy timeout behind another process is
   other.exec('BEGIN IMMEDIATE');
   const batch = { transactions: [bankRecord(), bankRecord()] };
   const started = Date.now();
-  const response = await app.postBatch(batch);
-  assert.ok(Date.now() - started >= 4000, 'it waited for the lock before giving up');
+  const answer = app.postBatch(batch);
+  // The wait holds this batch only: the server answers everyone else meanwhile.
+  let slowest = 0;
+  let settled = false;
+  void answer.finally(() => (settled = true));
+  while (!settled) {
+    const asked = Date.now();
+    assert.equal((await fetch(`${app.url}/api/version`)).status, 200);
+    slowest = Math.max(slowest, Date.now() - asked);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const response = await answer;
+  const waited = Date.now() - started;
   other.exec('ROLLBACK');
+  assert.ok(waited >= LOCK_WAIT_MS - 100, `it waited for the lock before giving up (${waited} ms)`);
+  assert.ok(waited < 2 * LOCK_WAIT_MS, `and gave up after the lock wait (${waited} ms)`);
+  assert.ok(slowest < 1000, `the server went on answering meanwhile (slowest ${slowest} ms)`);
   await assertOutage(app, response);
   await assertStoredOnRetry(app, batch);
 });
@@ -76,6 +91,52 @@ test('PostgreSQL: a batch whose session the server cut is answered 503, and goes
   const response = await answer;
   await other.query('ROLLBACK');
   await assertOutage(app, response);
+  await assertStoredOnRetry(app, batch);
+});
+
+test(
+  'PostgreSQL: a batch that waited out the lock wait behind another session is answered 503, and goes in when sent again',
+  { timeout: 60_000 },
+  async (t) => {
+    const url = await freshTestDatabase();
+    const app = await startApp(t, { DATABASE_URL: url });
+    const other = new pg.Client({ connectionString: url });
+    onCleanup(t, () => other.end());
+    await other.connect();
+    // An operator's session (a long migration, a forgotten psql transaction) holds the table's lock.
+    await other.query('BEGIN');
+    await other.query('LOCK TABLE webhook_batches IN ACCESS EXCLUSIVE MODE');
+    const batch = { transactions: [bankRecord(), bankRecord()] };
+    const started = Date.now();
+    const response = await app.postBatch(batch);
+    const waited = Date.now() - started;
+    await other.query('ROLLBACK');
+    assert.ok(waited >= LOCK_WAIT_MS - 100, `it waited for the lock before giving up (${waited} ms)`);
+    assert.ok(waited < 3 * LOCK_WAIT_MS, `and gave up once, not once per try (${waited} ms)`);
+    await assertOutage(app, response);
+    assert.match(app.logs(), /55P03/, 'the cause: the lock wait');
+    await assertStoredOnRetry(app, batch);
+  },
+);
+
+test('PostgreSQL: a batch while the server takes no writes (a standby, a demoted primary) is answered 503, and goes in once it takes writes again', async (t) => {
+  const server = await startPostgres(t);
+  const app = await startApp(t, { DATABASE_URL: server.url });
+  const admin = new pg.Client({ connectionString: server.url });
+  onCleanup(t, () => admin.end());
+  await admin.connect();
+  // Every session, the app's open ones too, refuses writes from its next statement, as a standby does.
+  const readOnly = async (on: boolean) => {
+    await admin.query(`ALTER SYSTEM SET default_transaction_read_only = ${on ? 'on' : 'off'}`);
+    await admin.query('SELECT pg_reload_conf()');
+    // Each session takes the reloaded settings before its next statement, once the server signalled it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  };
+  await readOnly(true);
+  const batch = { transactions: [bankRecord(), bankRecord()] };
+  await assertOutage(app, await app.postBatch(batch));
+  assert.match(app.logs(), /25006/, 'the cause: a read-only server');
+  await readOnly(false);
   await assertStoredOnRetry(app, batch);
 });
 

@@ -22,6 +22,8 @@ export interface TestPostgres {
   url: string;
   /** A new empty database on this server (C collation, as amil requires); its URL. */
   createTestDatabase(): Promise<string>;
+  /** The postmaster's pid: SIGSTOP makes a server that takes connections and never answers them. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -117,5 +119,6 @@ export async function startPostgres(t?: TestContext): Promise<TestPostgres> {
   if (t) onCleanup(t, stop);
 
   const url = await createTestDatabase();
-  return { url, createTestDatabase, stop };
+  if (proc.pid === undefined) throw new Error('postgres has no pid');
+  return { url, createTestDatabase, pid: proc.pid, stop };
 }

@@ -4,6 +4,7 @@
  * them all. Each caller is answered only after the commit that holds its write.
  */
 import type { Linger } from '../linger.ts';
+import { isStoreOutage } from '../outage.ts';
 import type { PgDb, Queryable } from './pool.ts';
 
 /** At most this many writes share a transaction, so one group never holds its locks for long. */
@@ -71,7 +72,9 @@ function newCommitter(db: PgDb): PgInGroup {
       });
       group.forEach((item, i) => item.resolve(values[i]));
     } catch (error) {
-      if (group.length === 1) group[0]!.reject(error);
+      // An outage (a lock not had within the lock wait, a lost server) is no one write's fault: run again
+      // one by one, every write would meet it again, each waiting out the lock wait of its own first.
+      if (group.length === 1 || isStoreOutage(error)) for (const item of group) item.reject(error);
       else await Promise.all(group.map((item) => db.transaction(item.work).then(item.resolve, item.reject)));
     } finally {
       inFlight -= 1;

@@ -38,6 +38,9 @@ export async function migratePg(db: PgDb): Promise<string[]> {
   for (const file of pgMigrationFiles()) {
     const sql = readFileSync(path.join(MIGRATIONS_DIR, file), 'utf8');
     const ran = await db.transaction(async (tx) => {
+      // Another process applying this migration, or a table's lock a migration asks for, is waited for as
+      // long as it takes: the pool's lock wait (decision 225) is for requests, not for start-up.
+      await tx.run('SET LOCAL lock_timeout = 0');
       // Held until this transaction ends: whoever waited here sees the row the holder committed.
       await tx.run('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
       await tx.run(`CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -9,6 +9,14 @@ import { from as copyFrom } from 'pg-copy-streams';
 import Cursor from 'pg-cursor';
 import { finished } from 'node:stream/promises';
 import { copyText, decodeText, encodeParams } from './text.ts';
+import { LOCK_WAIT_MS, STORE_UNREACHABLE } from '../outage.ts';
+
+/**
+ * How long a statement waits for a connection: one of the pool's to come free, or a new one to log in. Past
+ * it the statement fails as an outage (503 with Retry-After) instead of queueing for ever behind a
+ * database that has stopped answering (decision 225).
+ */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /** Integer, timestamp and text OIDs (pg_type) whose text form we parse ourselves. */
 const OID = {
@@ -139,6 +147,8 @@ export interface PgPoolOptions {
   max?: number;
   /** Told every error of an idle connection (a restarted server): the pool replaces it. */
   onIdleError?: (err: Error) => void;
+  /** How long a statement waits for a connection (default CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs?: number;
 }
 
 /** SQLSTATEs after which the same transaction may succeed if run again. */
@@ -180,13 +190,28 @@ export interface CheckedOut {
 }
 
 /**
+ * A connection of the pool. node-postgres gives a connection not had in time no code ('timeout exceeded
+ * when trying to connect'), nor one the server closed while logging in: those are outages, and say so.
+ */
+async function connect(pool: pg.Pool): Promise<pg.PoolClient> {
+  try {
+    return await pool.connect();
+  } catch (err) {
+    if (typeof (err as { code?: unknown } | null)?.code === 'string') throw err;
+    throw Object.assign(new Error(`no connection to PostgreSQL: ${(err as Error).message}`, { cause: err }), {
+      code: STORE_UNREACHABLE,
+    });
+  }
+}
+
+/**
  * Takes a connection from the pool, listening for its errors while it is out. node-postgres emits 'error'
  * on a connection whose server went away mid-query (a terminated session, a restart, a failover), and the
  * pool listens only while the connection is idle in it: an 'error' with no listener would kill the
  * process. The query in flight is rejected anyway; the lost connection is closed, never handed back.
  */
 export async function checkOut(pool: pg.Pool): Promise<CheckedOut> {
-  const client = await pool.connect();
+  const client = await connect(pool);
   let lost: Error | undefined;
   const onError = (err: Error) => (lost = err);
   client.on('error', onError);
@@ -200,13 +225,30 @@ export async function checkOut(pool: pg.Pool): Promise<CheckedOut> {
   };
 }
 
+/** One statement on a connection of its own (it commits on its own), handed back after it. */
+async function onOwnConnection(pool: pg.Pool, config: pg.QueryConfig): Promise<pg.QueryResult> {
+  const { client, release } = await checkOut(pool);
+  try {
+    const result = await client.query(config);
+    release();
+    return result;
+  } catch (err) {
+    release(sessionSurvives(err) ? undefined : (err as Error));
+    throw err;
+  }
+}
+
 function queryable(client: pg.Pool | pg.PoolClient, afterCommit: (fn: () => void) => void): Queryable {
+  const query = (sql: Statement | string, values: readonly unknown[] | undefined) => {
+    const config = toConfig(sql, values);
+    return client instanceof pg.Pool ? onOwnConnection(client, config) : client.query(config);
+  };
   const rows = async <R>(sql: Statement | string, values?: readonly unknown[]): Promise<R[]> =>
-    (await client.query<pg.QueryResultRow & R>(toConfig(sql, values))).rows;
+    (await query(sql, values)).rows as R[];
   return {
     rows,
     row: async <R>(sql: Statement | string, values?: readonly unknown[]) => (await rows<R>(sql, values))[0],
-    run: async (sql, values) => (await client.query(toConfig(sql, values))).rowCount ?? 0,
+    run: async (sql, values) => (await query(sql, values)).rowCount ?? 0,
     copyRows: async (table, columns, data) => {
       // Encoded before the COPY starts: a value it refuses then throws before the server waits for data (a
       // COPY started and never ended would hold its connection, and the transaction's ROLLBACK, for ever).
@@ -255,9 +297,11 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgDb {
     max: options.max ?? 10,
     types: pgTypes,
     application_name: 'amil',
+    connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     // UTC sessions: what a timestamptz prints as, and what date arithmetic in SQL means, never depend on
-    // the server's or the role's TimeZone.
-    options: '-c TimeZone=UTC',
+    // the server's or the role's TimeZone. A lock another session holds is waited for as long as SQLite
+    // waits for its write lock, then the statement fails as busy (55P03: an outage, decision 225).
+    options: `-c TimeZone=UTC -c lock_timeout=${LOCK_WAIT_MS}`,
   });
   pool.on('error', (err) => options.onIdleError?.(err));
 

@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { LOCK_WAIT_MS } from '../outage.ts';
 
 export type Db = Database.Database;
 
@@ -17,8 +18,9 @@ export function openDatabase(file: string): Db {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
-  // Another process (the CLI, a worker) may hold the write lock briefly; wait rather than fail.
-  db.pragma('busy_timeout = 5000');
+  // Another process (the CLI, a worker) may hold the write lock briefly: wait rather than fail, as long as
+  // PostgreSQL waits for a lock (decision 225).
+  db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
   migrate(db);
   return db;
 }

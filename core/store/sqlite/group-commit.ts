@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import type { Db } from './db.ts';
 import type { Linger } from '../linger.ts';
 
@@ -73,6 +74,7 @@ function newCommitter(db: Db): InGroup {
       }
     } catch (error) {
       // BEGIN itself failed (an I/O error, or the lock still held after the busy timeout): nothing stored.
+      // The writes queued behind this group try on their own: the lock may be free by their turn.
       const group = queue.splice(0, take);
       if (queue.length > 0) flushSoon();
       for (const item of group) item.reject(error);
@@ -131,9 +133,10 @@ function newCommitter(db: Db): InGroup {
  * BEGIN IMMEDIATE without sleeping (issue 17): SQLite's busy handler sleeps the whole thread, in steps of up
  * to 100 ms, while another process (a second worker on the same file) holds the write lock, so a worker that
  * wanted to write could neither take the jobs Redis offered it nor notice the lock come free. `begin()` asks
- * once, with no busy wait, and says whether it got the lock; the caller waits on a timer instead. Only after
- * the connection's own busy timeout of such waiting does it wait the blocking way, so a group never waits
- * longer than it did (nor starves behind a busy neighbour for ever).
+ * once, with no busy wait, and says whether it got the lock; the caller waits on a timer instead. After the
+ * connection's own busy timeout of such waiting it fails with SQLITE_BUSY, as the busy handler would have
+ * (answered 503: decision 226); it used to wait that long again the blocking way, and the web process
+ * answered nobody meanwhile.
  */
 function writeLock(db: Db) {
   const busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
@@ -148,8 +151,7 @@ function writeLock(db: Db) {
     begin(): boolean {
       if (busySince !== undefined && Date.now() - busySince >= busyTimeoutMs) {
         busySince = undefined;
-        begin.run();
-        return true;
+        throw new Database.SqliteError(`database is locked (waited ${busyTimeoutMs} ms)`, 'SQLITE_BUSY');
       }
       noWait();
       try {

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { TEST_SINK } from '../ledger.ts';
+import { LOCK_WAIT_MS } from '../outage.ts';
 import { businessDate, klDayStartUtc, nextDay } from '../../time.ts';
 import { NOT_ACQUIRER_SOURCES } from '../payment-event-sources.ts';
 import type {
@@ -63,7 +64,7 @@ class SqliteReconSnapshot implements ReconSnapshot {
     readonly asOf: string,
   ) {
     this.db = new Database(file, { readonly: true, fileMustExist: true });
-    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
     this.db.exec('BEGIN');
     this.agency = sink === TEST_SINK ? null : sink;
     this.start = klDayStartUtc(day);
