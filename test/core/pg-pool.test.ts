@@ -13,7 +13,6 @@ import { isStoreOutage, LOCK_WAIT_MS } from '../../core/store/outage.ts';
 import { openPgStore } from '../../core/store/pg/index.ts';
 import { openPgPool, redactDatabaseUrl, statement, type PgDb } from '../../core/store/pg/pool.ts';
 import { pgGroupCommitter } from '../../core/store/pg/group-commit.ts';
-import { streamRows } from '../../core/store/pg/snapshot-read.ts';
 import { tempDir } from '../helpers.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 
@@ -350,7 +349,7 @@ test('rows copied in (COPY FROM STDIN) read back exactly as written: any text, N
 });
 
 test(
-  'a session the server ends mid-query fails that query only: in a transaction, a stream or a copy, the process lives on',
+  'a session the server ends mid-query fails that query only: in a transaction, a cursor or a copy, the process lives on',
   // A stream that waited for ever on its lost session was one way to fail this: it must fail, not hang.
   { timeout: 30_000 },
   async () => {
@@ -361,9 +360,10 @@ test(
     try {
       const ends = [
         () => db.transaction((tx) => tx.run('INSERT INTO lost_probe VALUES (1)')),
-        async () => {
-          for await (const row of streamRows(db, 'SELECT * FROM lost_probe', [], 10)) void row;
-        },
+        () =>
+          db.transaction(async (tx) => {
+            for await (const rows of tx.cursor('SELECT * FROM lost_probe', [], 10)) void rows;
+          }),
         () => db.copyRows('lost_probe', ['i'], [[2]]),
       ];
       for (const [n, start] of ends.entries()) {

@@ -6,7 +6,8 @@
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import { reconEmailJobId } from '../../queues.ts';
 import { statement, type PgDb } from './pool.ts';
-import { inSnapshot, streamRows } from './snapshot-read.ts';
+import { inSnapshot } from './snapshot-read.ts';
+import { seekRows } from '../keyset.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { CallbackAttempt, CallbackRow } from '../callbacks.ts';
 import type { ZakatReportRow } from '../zakat-report.ts';
@@ -39,7 +40,12 @@ const PAYMENT_PAGE = statement(
   `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${PAYMENT_WHERE}
    ORDER BY created_at, order_no LIMIT $8 OFFSET $9`,
 );
-const PAYMENT_ALL = `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${PAYMENT_WHERE} ORDER BY created_at, order_no`;
+// One chunk of the export: the rows after ($8, $9) in report order, at most $10 (../keyset.ts).
+const PAYMENT_SEEK = statement(
+  `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${PAYMENT_WHERE}
+     AND (created_at, order_no) > ($8::timestamptz, $9::text)
+   ORDER BY created_at, order_no LIMIT $10`,
+);
 
 const POSTING_COLUMNS = `n.posting_id AS "postingId", n.sink, n.orderno, n.status, n.amount_sen AS "amountSen",
   n.name, n.email, n.data_email AS "dataEmail", n.time_utc AS "timeUtc", n.business_date AS "businessDate",
@@ -267,8 +273,12 @@ export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
     },
 
     async *paymentRows(filter) {
-      // One snapshot through a cursor: the export is every row of one committed state.
-      yield* streamRows<PaymentRow>(db, PAYMENT_ALL, paymentValues(filter), CHUNK);
+      const values = paymentValues(filter);
+      yield* seekRows<PaymentRow>(
+        (after, limit) =>
+          db.rows(PAYMENT_SEEK, [...values, after?.createdAt ?? '-infinity', after?.orderNo ?? '', limit]),
+        CHUNK,
+      );
     },
 
     async order(agency, orderNo) {

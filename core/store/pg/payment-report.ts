@@ -1,10 +1,11 @@
 /**
  * The payment report's reads on PostgreSQL (the SQLite twin: ../sqlite/payment-report.ts): pages from the
- * per-day counts within one snapshot, every row streamed through a cursor in one snapshot.
+ * per-day counts within one snapshot, every row streamed by keyset, 1,000 at a time (../keyset.ts).
  */
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import { statement, type PgDb, type Queryable } from './pool.ts';
-import { inSnapshot, streamRows } from './snapshot-read.ts';
+import { inSnapshot } from './snapshot-read.ts';
+import { mergedInOrder, paymentBefore, seekRows } from '../keyset.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { FoundPayment, PaymentFilter, PaymentReportRepository } from '../payment-report.ts';
 
@@ -15,14 +16,21 @@ const COLUMNS = `order_no AS "orderNo", agency_code AS "agencyCode", ref_no AS "
   source, pay_link AS "payLink"`;
 
 // $1 agencies (one or several), $2 from, $3 to (instants), $4 approved (boolean or null), $5 order number.
-const WHERE = `WHERE agency_code = ANY($1::text[]) AND created_at >= $2 AND created_at < $3
-  AND ($4::boolean IS NULL OR (status = 'success') = $4)
+const FILTERS = `created_at >= $2 AND created_at < $3 AND ($4::boolean IS NULL OR (status = 'success') = $4)
   AND ($5::text IS NULL OR order_no = $5)`;
+const WHERE = `WHERE agency_code = ANY($1::text[]) AND ${FILTERS}`;
 const COUNT = statement(`SELECT count(*) AS n FROM payments ${WHERE}`);
 const PAGE = statement(
   `SELECT ${COLUMNS} FROM payments ${WHERE} ORDER BY created_at, order_no LIMIT $6 OFFSET $7`,
 );
-const ALL = `SELECT ${COLUMNS} FROM payments ${WHERE} ORDER BY created_at, order_no`;
+// One chunk of the streamed report: one agency's ($1) rows after ($6, $7) in report order, at most $8, read
+// in order from the agency's index and stopped at the limit (with `= ANY`, every remaining row of the range
+// was read and sorted for each chunk). Instants are stored to the millisecond: the key read back is exact.
+const SEEK = statement(
+  `SELECT ${COLUMNS} FROM payments WHERE agency_code = $1::text AND ${FILTERS}
+     AND (created_at, order_no) > ($6::timestamptz, $7::text)
+   ORDER BY created_at, order_no LIMIT $8`,
+);
 // $1 agencies, $2 first day, $3 last day, $4 approved.
 const DAY_COUNTS = statement(
   `SELECT day, sum(n) AS n FROM payment_day_counts
@@ -134,9 +142,23 @@ export function pgPaymentReport(db: PgDb): PaymentReportRepository {
       return (await dayCounts(db, filter, p)).reduce((sum, day) => sum + day.n, 0);
     },
 
-    /** Every matching payment, in report order, through a cursor in one snapshot (memory stays flat). */
+    /**
+     * Every matching payment, in report order, 1,000 at a time by keyset (../keyset.ts); several agencies
+     * each through its own index range, merged.
+     */
     async *all(filter) {
-      yield* streamRows<PaymentRow>(db, ALL, whereValues(bind(filter)), CHUNK);
+      const agencies = typeof filter.agency === 'string' ? [filter.agency] : [...new Set(filter.agency)];
+      const seekAll = (agency: string) => {
+        const [, ...where] = whereValues(bind(filter));
+        return seekRows<PaymentRow>(
+          (after, limit) =>
+            db.rows(SEEK, [agency, ...where, after?.createdAt ?? '-infinity', after?.orderNo ?? '', limit]),
+          CHUNK,
+        );
+      };
+      yield* agencies.length === 1
+        ? seekAll(agencies[0]!)
+        : mergedInOrder(agencies.map(seekAll), paymentBefore);
     },
 
     async find(agencies, key) {

@@ -279,14 +279,20 @@ async function* readCursor<R>(
   batch: number,
 ): AsyncIterable<R[]> {
   const cursor = client.query(new Cursor<R>(text, encodeParams(values), { types: pgTypes }));
+  let readFailed = false;
   try {
     for (;;) {
-      const rows = await cursor.read(batch);
+      const rows = await cursor.read(batch).catch((err: unknown) => {
+        readFailed = true;
+        throw err;
+      });
       if (rows.length === 0) return;
       yield rows;
     }
   } finally {
-    await cursor.close();
+    // A cursor whose read failed is not closed: on a session the server ended, the close would wait for an
+    // answer for ever. The transaction's ROLLBACK ends it on a live session; a lost one is closed instead.
+    if (!readFailed) await cursor.close();
   }
 }
 

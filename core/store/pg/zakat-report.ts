@@ -1,9 +1,10 @@
 /**
  * The zakat report's reads on PostgreSQL (the SQLite twin: ../sqlite/zakat-report.ts): a page and its
- * total from one snapshot; every row streamed through a cursor in one snapshot.
+ * total from one snapshot; every row streamed by keyset, 1,000 at a time (../keyset.ts).
  */
 import { statement, type PgDb } from './pool.ts';
-import { inSnapshot, streamRows } from './snapshot-read.ts';
+import { inSnapshot } from './snapshot-read.ts';
+import { seekRows } from '../keyset.ts';
 import type { ZakatQuery, ZakatReportRepository, ZakatReportRow } from '../zakat-report.ts';
 
 const COLUMNS = `n.posting_id AS "postingId", n.sink, n.orderno, n.status, n.amount_sen AS "amountSen", n.name,
@@ -18,7 +19,8 @@ const LATEST = `FROM normalised_postings n
     AND n.version = (SELECT max(version) FROM normalised_postings m WHERE m.posting_id = n.posting_id)`;
 const COUNT = statement(`SELECT count(*) AS n ${LATEST}`);
 const PAGE = statement(`SELECT ${COLUMNS} ${LATEST} ORDER BY n.posting_id LIMIT $4 OFFSET $5`);
-const ALL = `SELECT ${COLUMNS} ${LATEST} ORDER BY n.posting_id`;
+// The rows after a posting ($4), in posting order: one chunk of the streamed report.
+const SEEK = statement(`SELECT ${COLUMNS} ${LATEST} AND n.posting_id > $4 ORDER BY n.posting_id LIMIT $5`);
 
 /** Rows read per round trip when every row is streamed. */
 const CHUNK = 1000;
@@ -40,7 +42,10 @@ export function pgZakatReport(db: PgDb): ZakatReportRepository {
     },
 
     async *rows(query) {
-      yield* streamRows<ZakatReportRow>(db, ALL, values(query), CHUNK);
+      yield* seekRows<ZakatReportRow>(
+        (after, limit) => db.rows(SEEK, [...values(query), after?.postingId ?? 0, limit]),
+        CHUNK,
+      );
     },
   };
 }

@@ -6,6 +6,7 @@
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import { reconEmailJobId } from '../../queues.ts';
 import type { Db } from './db.ts';
+import { seekRows } from '../keyset.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { CallbackAttempt, CallbackRow } from '../callbacks.ts';
 import type { ZakatReportRow } from '../zakat-report.ts';
@@ -290,19 +291,16 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
 
     async *paymentRows(filter) {
       const p = paymentParams(filter);
-      let after = { createdAt: '', orderNo: '' };
-      for (;;) {
-        const rows = paymentSeek.all({
-          ...p,
-          afterCreated: after.createdAt,
-          afterOrder: after.orderNo,
-          limit: CHUNK,
-        });
-        yield* rows;
-        const last = rows.at(-1);
-        if (!last || rows.length < CHUNK) return;
-        after = { createdAt: last.createdAt, orderNo: last.orderNo };
-      }
+      yield* seekRows<PaymentRow>(
+        (after, limit) =>
+          paymentSeek.all({
+            ...p,
+            afterCreated: after?.createdAt ?? '',
+            afterOrder: after?.orderNo ?? '',
+            limit,
+          }),
+        CHUNK,
+      );
     },
 
     async order(agency, orderNo) {

@@ -1,5 +1,6 @@
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import type { Db } from './db.ts';
+import { mergedInOrder, paymentBefore, seekRows } from '../keyset.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { FoundPayment, PaymentFilter, PaymentReportRepository } from '../payment-report.ts';
 
@@ -43,30 +44,6 @@ function endOfPage(days: readonly { day: string; n: number }[], need: number): s
   return undefined;
 }
 
-type Row = { createdAt: string; orderNo: string };
-/** Report order: created_at, then order number (ASCII both, where `<` and SQLite's BINARY collation agree). */
-const before = (a: Row, b: Row) =>
-  a.createdAt < b.createdAt || (a.createdAt === b.createdAt && a.orderNo < b.orderNo);
-
-/**
- * Merges streams each already in report order into one. A token covers a handful of agencies, so the
- * smallest head is found by a plain scan; every stream reads through the agency index, so no sort is needed.
- */
-function* merged<R extends Row>(streams: Iterator<R>[]): Generator<R> {
-  const heads = streams.map((stream) => stream.next());
-  for (;;) {
-    let min = -1;
-    heads.forEach((head, i) => {
-      const current = heads[min];
-      if (!head.done && (!current || current.done || before(head.value, current.value))) min = i;
-    });
-    const head = heads[min];
-    if (!head || head.done) return;
-    yield head.value;
-    heads[min] = streams[min]!.next();
-  }
-}
-
 /** The payment report's reads over payments (checkout orders and pay-link payments). */
 export function sqlitePaymentReport(db: Db): PaymentReportRepository {
   const agenciesOf = (f: PaymentFilter) =>
@@ -105,16 +82,12 @@ export function sqlitePaymentReport(db: Db): PaymentReportRepository {
     PaymentRow
   >(PAYMENT_SEEK_SQL);
   /** One agency's matching rows in report order, fetched 1,000 at a time by keyset. */
-  function* seekAll(p: ReturnType<typeof params>): Generator<PaymentRow> {
-    let after = { createdAt: '', orderNo: '' };
-    for (;;) {
-      const rows = seek.all({ ...p, afterCreated: after.createdAt, afterOrder: after.orderNo, limit: CHUNK });
-      yield* rows;
-      const last = rows.at(-1);
-      if (!last || rows.length < CHUNK) return;
-      after = { createdAt: last.createdAt, orderNo: last.orderNo };
-    }
-  }
+  const seekAll = (p: ReturnType<typeof params>) =>
+    seekRows<PaymentRow>(
+      (after, limit) =>
+        seek.all({ ...p, afterCreated: after?.createdAt ?? '', afterOrder: after?.orderNo ?? '', limit }),
+      CHUNK,
+    );
   return {
     /**
      * One page of the agencies' payments. The total and the page's first day come from the per-day counts
@@ -172,7 +145,11 @@ export function sqlitePaymentReport(db: Db): PaymentReportRepository {
     async *all(filter: PaymentFilter): AsyncGenerator<PaymentRow> {
       const agencies = agenciesOf(filter);
       if (agencies.length === 1) yield* seekAll(params(filter, agencies));
-      else yield* merged(agencies.map((agency) => seekAll(params(filter, [agency]))));
+      else
+        yield* mergedInOrder(
+          agencies.map((agency) => seekAll(params(filter, [agency]))),
+          paymentBefore,
+        );
     },
 
     /**

@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import { seekRows } from '../keyset.ts';
 import type { ZakatQuery, ZakatReportRepository, ZakatReportRow } from '../zakat-report.ts';
 
 /** Rows fetched per query when every row is streamed. */
@@ -63,14 +64,10 @@ export function sqliteZakatReport(db: Db): ZakatReportRepository {
      */
     async *rows(query: ZakatQuery): AsyncGenerator<ZakatReportRow> {
       const { use, params } = bind(query);
-      let after = 0;
-      for (;;) {
-        const rows = use.seek.all({ ...params, after, limit: CHUNK });
-        for (const row of rows) yield row;
-        const last = rows.at(-1);
-        if (!last || rows.length < CHUNK) return;
-        after = last.postingId;
-      }
+      yield* seekRows<ZakatReportRow>(
+        (after, limit) => use.seek.all({ ...params, after: after?.postingId ?? 0, limit }),
+        CHUNK,
+      );
     },
   };
 }
