@@ -85,6 +85,42 @@ test('a day copied from SQLite into PostgreSQL reads the same on both engines', 
     }
   });
 
+  await t.test(
+    'a snapshot streams from one transaction held until it is closed; a section stopped early leaves the rest readable',
+    async () => {
+      const idleInTransaction = async () =>
+        Number(
+          (
+            await db.row<{ n: number }>(
+              `SELECT count(*) AS n FROM pg_stat_activity
+               WHERE datname = current_database() AND state LIKE 'idle in transaction%'`,
+            )
+          )?.n,
+        );
+      const expected = await sqlite.reconSnapshot.open('LZS', DAY, AS_OF);
+      const snapshot = await pg.reconSnapshot.open('LZS', DAY, AS_OF);
+      try {
+        assert.equal(await idleInTransaction(), 1, 'its one transaction, open between reads');
+        for await (const item of snapshot.transactions()) {
+          assert.ok(item.orderNo);
+          break;
+        }
+        // Two sections read at once (a merge reads bank and checkout rows together), then each whole.
+        const [moves, versions] = [snapshot.movements(), snapshot.versions()];
+        assert.equal((await moves.next()).done, false);
+        assert.equal((await versions.next()).done, false);
+        await moves.return(undefined);
+        await versions.return(undefined);
+        assert.deepEqual(await collect(snapshot.transactions()), await collect(expected.transactions()));
+        assert.deepEqual(await collect(snapshot.movements()), await collect(expected.movements()));
+      } finally {
+        await snapshot.close();
+        await expected.close();
+      }
+      assert.equal(await idleInTransaction(), 0, 'closed: the transaction ended, the connection back');
+    },
+  );
+
   await t.test('the zakat report pages and streams the same rows', async () => {
     const query = { sink: sinks.filter((s) => s !== TEST_SINK), start: PREV, end: DAY };
     const all = await collect(sqlite.zakatReport.rows(query));

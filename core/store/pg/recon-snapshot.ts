@@ -1,15 +1,15 @@
 /**
  * A reconciliation day as of an instant on PostgreSQL (the SQLite twin: ../sqlite/recon-snapshot.ts).
- * `open` reads every section in one REPEATABLE READ, READ ONLY transaction (one snapshot, as SQLite's one
- * read transaction), so no connection is held while the workbook is written, and the sections iterate
- * what it read (decision 148). The SQL is SQLite's, row for row and in the same order, so the workbook is
- * byte-identical.
+ * `open` begins one REPEATABLE READ, READ ONLY transaction (one snapshot, as SQLite's one read
+ * transaction) and the sections stream from it until `close()` (decision 228). The SQL is SQLite's, row for
+ * row and in the same order, so the workbook is byte-identical.
  */
 import { TEST_SINK } from '../ledger.ts';
 import { businessDate, klDayStartUtc, nextDay } from '../../time.ts';
 import { NOT_ACQUIRER_SOURCES } from '../payment-event-sources.ts';
-import type { PgDb, PgTx } from './pool.ts';
-import { inSnapshot } from './snapshot-read.ts';
+import type { PoolClient, QueryResultRow } from 'pg';
+import { checkOut, type PgDb } from './pool.ts';
+import { mergedInOrder } from '../keyset.ts';
 import type {
   ReconAnomaly,
   ReconItem,
@@ -159,34 +159,9 @@ const CHECKOUT_ANOMALIES = `SELECT a.order_no AS "orderNo", coalesce(p.payment_m
   WHERE p.agency_code = ${P.agency} AND a.seen_at >= ${P.start} AND a.seen_at < ${P.asOf}
   ORDER BY a.seen_at, a.order_no, a.id`;
 
-/** What `open` reads: every section of the snapshot, in its final order. */
-interface Sections {
-  readiness: ReconReadiness;
-  transactions: ReconItem[];
-  flagged: ReconItem[];
-  opening: ReconItem[];
-  closing: ReconItem[];
-  movements: ReconMovement[];
-  adjustments: ReconMovement[];
-  versions: ReconMovement[];
-  anomalies: ReconAnomaly[];
-}
-
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 const before = (a: ReconItem, b: ReconItem): boolean =>
   a.timeUtc < b.timeUtc || (a.timeUtc === b.timeUtc && a.orderNo < b.orderNo);
-
-/** Merges two lists each ordered by (timeUtc, orderNo) into one such list. */
-function mergeByTime(left: readonly ReconItem[], right: readonly ReconItem[]): ReconItem[] {
-  const out: ReconItem[] = [];
-  let i = 0;
-  for (const item of left) {
-    while (i < right.length && before(right[i]!, item)) out.push(right[i++]!);
-    out.push(item);
-  }
-  while (i < right.length) out.push(right[i++]!);
-  return out;
-}
 
 /** A checkout row's business date is its creation's (in Kuala Lumpur). */
 const withDay = <T extends { timeUtc: string }>(row: T): T => ({
@@ -198,117 +173,178 @@ const createdOn = <T extends { createdAt: string }>({ createdAt, ...row }: T) =>
   businessDate: businessDate(new Date(createdAt)),
 });
 
-async function readSections(tx: PgTx, sink: string, day: string, asOf: string): Promise<Sections> {
-  const agency = sink === TEST_SINK ? null : sink;
-  const end = klDayStartUtc(nextDay(day));
-  const params: Params = {
-    sink,
-    agency,
-    day,
-    start: klDayStartUtc(day),
-    end,
-    asOf,
-    at: asOf,
-    lookback: checkoutPendingSince(end),
-  };
-  const read = async <R>(sql: string, at = asOf): Promise<R[]> => {
-    const { text, values } = named(sql, { ...params, at });
-    return tx.rows<R>(text, values);
-  };
-  // The live-test sink has no checkout payments.
-  const checkout = async <R>(sql: string, at = asOf): Promise<R[]> =>
-    agency === null ? [] : read<R>(sql, at);
-  const bankAnomalies = await read<ReconAnomaly>(BANK_ANOMALIES);
-  const checkoutAnomalies = await checkout<ReconAnomaly>(CHECKOUT_ANOMALIES);
-  const pendingAt = async (at: string) =>
-    mergeByTime(
-      await read<ReconItem>(BANK_PENDING, at),
-      (await checkout<ReconItem>(CHECKOUT_PENDING, at))
-        .map(withDay)
-        .filter((row) => row.status === 'pending'),
-    );
-  const checkoutTransactions = (await checkout<ReconItem>(CHECKOUT_TRANSACTIONS)).map(withDay);
-  return {
-    readiness: (await read<ReconReadiness>(READINESS))[0]!,
-    transactions: mergeByTime(await read<ReconItem>(bankTransactions(false)), checkoutTransactions),
-    // Checkout payments carry no exception codes.
-    flagged: await read<ReconItem>(bankTransactions(true)),
-    opening: await pendingAt(params.start!),
-    closing: await pendingAt(asOf),
-    movements: [
-      ...(await read<ReconMovement>(bankMovements(false))),
-      ...(await checkout<ReconMovement & { createdAt: string }>(checkoutMovements(false))).map(createdOn),
-    ],
-    adjustments: [
-      ...(await read<ReconMovement>(bankMovements(true))),
-      ...(await checkout<ReconMovement & { createdAt: string }>(checkoutMovements(true))).map(createdOn),
-    ],
-    versions: [
-      ...(await read<ReconMovement>(BANK_VERSIONS)),
-      ...(await checkout<ReconMovement & { createdAt: string }>(CHECKOUT_VERSIONS)).map(createdOn),
-    ],
-    anomalies:
-      agency === null
-        ? bankAnomalies
-        : [...bankAnomalies, ...checkoutAnomalies].sort(
-            (a, b) => compare(a.seenAt, b.seenAt) || compare(a.orderNo, b.orderNo),
-          ),
-  };
+async function* mapped<T, U>(rows: AsyncIterable<T>, fn: (row: T) => U | undefined): AsyncGenerator<U> {
+  for await (const row of rows) {
+    const out = fn(row);
+    if (out !== undefined) yield out;
+  }
 }
 
-/** Opens each snapshot by reading its sections in one read-only REPEATABLE READ transaction. */
+/** A stream of no rows. */
+async function* nothing<R>(): AsyncGenerator<R> {}
+
+/** Rows fetched per round trip while a section is read. */
+const CHUNK = 1000;
+
+/**
+ * Opens each snapshot as one REPEATABLE READ, READ ONLY transaction on a connection of its own, held until
+ * `close()`: every section read from it sees the same instant (decision 228).
+ */
 export function pgReconSnapshot(db: PgDb): ReconSnapshotRepository {
   return {
     async open(sink, day, asOf) {
-      const asOfIso = asOf.toISOString();
-      const sections = await inSnapshot(db, (tx) => readSections(tx, sink, day, asOfIso));
-      return new PgReconSnapshot(sink, day, asOfIso, sections);
+      const { client, release } = await checkOut(db.pool);
+      try {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      } catch (err) {
+        release(true);
+        throw err;
+      }
+      const snapshot = new PgReconSnapshot(client, release, sink, day, asOf.toISOString());
+      try {
+        await snapshot.readFirst();
+        return snapshot;
+      } catch (err) {
+        await snapshot.close();
+        throw err;
+      }
     },
   };
 }
 
-/** A snapshot (../recon-snapshot.ts) over the sections read in `open`. */
+/**
+ * A snapshot (../recon-snapshot.ts) streaming each section from its transaction: the rows come 1,000 at a
+ * time through a cursor of the transaction's own (DECLARE ... CURSOR), so memory stays flat however large
+ * the day, and several sections may be read at once (a merge of bank and checkout rows reads two). The
+ * SQL is SQLite's, row for row and in the same order, so the workbook is byte-identical.
+ */
 class PgReconSnapshot implements ReconSnapshot {
   readonly agency: string | null;
-  readonly start: string;
-  readonly end: string;
+  private readonly params: Params;
+  private cursors = 0;
+  private ready: ReconReadiness | undefined;
+  private anomalyRows: ReconAnomaly[] = [];
+  private closed = false;
 
   constructor(
+    private readonly client: PoolClient,
+    private readonly release: (broken?: boolean) => void,
     readonly sink: string,
     readonly day: string,
     readonly asOf: string,
-    private readonly sections: Sections,
   ) {
     this.agency = sink === TEST_SINK ? null : sink;
-    this.start = klDayStartUtc(day);
-    this.end = klDayStartUtc(nextDay(day));
+    const end = klDayStartUtc(nextDay(day));
+    this.params = {
+      sink,
+      agency: this.agency,
+      day,
+      start: klDayStartUtc(day),
+      end,
+      asOf,
+      at: asOf,
+      lookback: checkoutPendingSince(end),
+    };
+  }
+
+  /** The small sections, read at once: the readiness and the anomalies. */
+  async readFirst(): Promise<void> {
+    this.ready = (await this.all<ReconReadiness>(READINESS))[0]!;
+    const bank = await this.all<ReconAnomaly>(BANK_ANOMALIES);
+    this.anomalyRows =
+      this.agency === null
+        ? bank
+        : [...bank, ...(await this.all<ReconAnomaly>(CHECKOUT_ANOMALIES))].sort(
+            (a, b) => compare(a.seenAt, b.seenAt) || compare(a.orderNo, b.orderNo),
+          );
+  }
+
+  private async all<R>(sql: string, at = this.asOf): Promise<R[]> {
+    const { text, values } = named(sql, { ...this.params, at });
+    return (await this.client.query<R & QueryResultRow>(text, values)).rows;
+  }
+
+  /** Every row of `sql`, CHUNK at a time through a cursor of this transaction. */
+  private async *rows<R>(sql: string, at = this.asOf): AsyncGenerator<R> {
+    const { text, values } = named(sql, { ...this.params, at });
+    this.cursors += 1;
+    const cursor = `recon_section_${this.cursors}`;
+    await this.client.query(`DECLARE ${cursor} NO SCROLL CURSOR FOR ${text}`, values);
+    let done = false;
+    try {
+      for (;;) {
+        const { rows } = await this.client.query(`FETCH ${CHUNK} FROM ${cursor}`);
+        yield* rows as Awaited<R>[];
+        if (rows.length < CHUNK) break;
+      }
+      done = true;
+    } finally {
+      // A reader that stopped early closes its cursor; a failed transaction is rolled back by close().
+      if (!done && !this.closed) await this.client.query(`CLOSE ${cursor}`).catch(() => undefined);
+    }
+  }
+
+  /** Checkout rows: none for the live-test sink, which has no checkout payments. */
+  private checkout<R>(sql: string, at = this.asOf): AsyncGenerator<R> {
+    return this.agency === null ? nothing<R>() : this.rows<R>(sql, at);
   }
 
   async readiness(): Promise<ReconReadiness> {
-    return this.sections.readiness;
+    return this.ready!;
   }
 
   async *transactions(options: { flaggedOnly?: boolean } = {}): AsyncGenerator<ReconItem> {
-    yield* options.flaggedOnly ? this.sections.flagged : this.sections.transactions;
+    // Checkout payments carry no exception codes.
+    if (options.flaggedOnly) {
+      yield* this.rows<ReconItem>(bankTransactions(true));
+      return;
+    }
+    yield* mergedInOrder(
+      [
+        this.rows<ReconItem>(bankTransactions(false)),
+        mapped(this.checkout<ReconItem>(CHECKOUT_TRANSACTIONS), withDay),
+      ],
+      before,
+    );
   }
 
   async *pending(at: 'opening' | 'closing'): AsyncGenerator<ReconItem> {
-    yield* at === 'opening' ? this.sections.opening : this.sections.closing;
+    const instant = at === 'opening' ? this.params.start! : this.asOf;
+    yield* mergedInOrder(
+      [
+        this.rows<ReconItem>(BANK_PENDING, instant),
+        mapped(this.checkout<ReconItem>(CHECKOUT_PENDING, instant), (row) =>
+          row.status === 'pending' ? withDay(row) : undefined,
+        ),
+      ],
+      before,
+    );
   }
 
   async *movements(options: { adjustmentsOnly?: boolean } = {}): AsyncGenerator<ReconMovement> {
-    yield* options.adjustmentsOnly ? this.sections.adjustments : this.sections.movements;
+    const adjustmentsOnly = options.adjustmentsOnly === true;
+    yield* this.rows<ReconMovement>(bankMovements(adjustmentsOnly));
+    yield* mapped(
+      this.checkout<ReconMovement & { createdAt: string }>(checkoutMovements(adjustmentsOnly)),
+      createdOn,
+    );
   }
 
   async *versions(): AsyncGenerator<ReconMovement> {
-    yield* this.sections.versions;
+    yield* this.rows<ReconMovement>(BANK_VERSIONS);
+    yield* mapped(this.checkout<ReconMovement & { createdAt: string }>(CHECKOUT_VERSIONS), createdOn);
   }
 
   async anomalies(): Promise<ReconAnomaly[]> {
-    return [...this.sections.anomalies];
+    return [...this.anomalyRows];
   }
 
+  /** Ends the transaction and hands the connection back (one that cannot end it is closed instead). */
   async close(): Promise<void> {
-    // Nothing is held: the transaction ended when `open` had read the sections.
+    if (this.closed) return;
+    this.closed = true;
+    let broken = false;
+    await this.client.query('ROLLBACK').catch(() => (broken = true));
+    this.release(broken);
   }
 }
