@@ -44,8 +44,8 @@ export async function* mergedInOrder<R>(
   streams: AsyncIterator<R>[],
   before: (a: R, b: R) => boolean,
 ): AsyncGenerator<R> {
-  const heads = await Promise.all(streams.map((stream) => stream.next()));
   try {
+    const heads = await Promise.all(streams.map((stream) => stream.next()));
     for (;;) {
       let min = -1;
       heads.forEach((head, i) => {
