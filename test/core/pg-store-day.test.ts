@@ -118,6 +118,8 @@ test('a day copied from SQLite into PostgreSQL reads the same on both engines', 
         await expected.close();
       }
       assert.equal(await idleInTransaction(), 0, 'closed: the transaction ended, the connection back');
+      // That connection is the pool's again: a section read now must not run on it.
+      await assert.rejects(collect(snapshot.movements()), /snapshot is closed/);
     },
   );
 

@@ -261,7 +261,13 @@ class PgReconSnapshot implements ReconSnapshot {
 
   private async all<R>(sql: string, at = this.asOf): Promise<R[]> {
     const { text, values } = named(sql, { ...this.params, at });
-    return (await this.client.query<R & QueryResultRow>(text, values)).rows;
+    return (await this.open().query<R & QueryResultRow>(text, values)).rows;
+  }
+
+  /** The snapshot's connection; once closed it is the pool's again, and a section read then is refused. */
+  private open(): PoolClient {
+    if (this.closed) throw new Error('the reconciliation snapshot is closed');
+    return this.client;
   }
 
   /** Every row of `sql`, CHUNK at a time through a cursor of this transaction. */
@@ -269,11 +275,11 @@ class PgReconSnapshot implements ReconSnapshot {
     const { text, values } = named(sql, { ...this.params, at });
     this.cursors += 1;
     const cursor = `recon_section_${this.cursors}`;
-    await this.client.query(`DECLARE ${cursor} NO SCROLL CURSOR FOR ${text}`, values);
+    await this.open().query(`DECLARE ${cursor} NO SCROLL CURSOR FOR ${text}`, values);
     let done = false;
     try {
       for (;;) {
-        const { rows } = await this.client.query(`FETCH ${CHUNK} FROM ${cursor}`);
+        const { rows } = await this.open().query(`FETCH ${CHUNK} FROM ${cursor}`);
         yield* rows as Awaited<R>[];
         if (rows.length < CHUNK) break;
       }
