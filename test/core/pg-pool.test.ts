@@ -415,26 +415,38 @@ async function failure(work: Promise<unknown>): Promise<{ err: unknown; ms: numb
   return { err, ms: Date.now() - started };
 }
 
+/**
+ * Runs `work` while another session holds table `name` (made for it, dropped after) in ACCESS EXCLUSIVE
+ * mode: what `work` returned, and the rows the table held once the lock was released.
+ */
+async function whileLocked<T>(name: string, work: () => Promise<T>): Promise<{ result: T; rows: unknown[] }> {
+  await db.run(`CREATE TABLE ${name} (i integer)`);
+  const holder = openPgPool(server.url, { max: 1 });
+  try {
+    const result = await holder.transaction(async (tx) => {
+      await tx.run(`LOCK TABLE ${name} IN ACCESS EXCLUSIVE MODE`);
+      return work();
+    });
+    return { result, rows: await db.rows(`SELECT i FROM ${name}`) };
+  } finally {
+    await holder.close();
+    await db.run(`DROP TABLE ${name}`);
+  }
+}
+
 test(
   "a write waiting on a lock another session holds gives up after the lock wait, as a busy store (SQLite's busy timeout)",
   // Without a bound the statement would wait for ever: the bound is what is tested.
   { timeout: 30_000 },
   async () => {
-    await db.run('CREATE TABLE wait_probe (i integer)');
-    const holder = openPgPool(server.url, { max: 1 });
-    try {
-      const { err, ms } = await holder.transaction(async (tx) => {
-        await tx.run('LOCK TABLE wait_probe IN ACCESS EXCLUSIVE MODE');
-        return failure(db.run('INSERT INTO wait_probe VALUES (1)'));
-      });
-      assert.equal((err as { code?: string } | undefined)?.code, '55P03', String(err));
-      assert.ok(isStoreOutage(err), 'answered 503 with Retry-After, not 500');
-      assert.ok(ms >= LOCK_WAIT_MS - 100 && ms < LOCK_WAIT_MS + 3000, `gave up after ${ms} ms`);
-      assert.deepEqual(await db.rows('SELECT i FROM wait_probe'), [], 'nothing written');
-    } finally {
-      await holder.close();
-      await db.run('DROP TABLE wait_probe');
-    }
+    const { result, rows } = await whileLocked('wait_probe', () =>
+      failure(db.run('INSERT INTO wait_probe VALUES (1)')),
+    );
+    const { err, ms } = result;
+    assert.equal((err as { code?: string } | undefined)?.code, '55P03', String(err));
+    assert.ok(isStoreOutage(err), 'answered 503 with Retry-After, not 500');
+    assert.ok(ms >= LOCK_WAIT_MS - 100 && ms < LOCK_WAIT_MS + 3000, `gave up after ${ms} ms`);
+    assert.deepEqual(rows, [], 'nothing written');
   },
 );
 
@@ -442,26 +454,18 @@ test(
   'writes sharing a commit that meet the lock wait fail together after one wait, not each again after a wait of its own',
   { timeout: 60_000 },
   async () => {
-    await db.run('CREATE TABLE group_probe (i integer)');
-    const holder = openPgPool(server.url, { max: 1 });
     const inGroup = pgGroupCommitter(db);
-    try {
-      const outcomes = await holder.transaction(async (tx) => {
-        await tx.run('LOCK TABLE group_probe IN ACCESS EXCLUSIVE MODE');
-        // Asked for in one turn: one group, one transaction.
-        return Promise.all(
-          [1, 2, 3].map((i) => failure(inGroup((w) => w.run('INSERT INTO group_probe VALUES ($1)', [i])))),
-        );
-      });
-      for (const { err, ms } of outcomes) {
-        assert.equal((err as { code?: string } | undefined)?.code, '55P03', String(err));
-        assert.ok(ms < 2 * LOCK_WAIT_MS, `failed after ${ms} ms: one lock wait, not two`);
-      }
-      assert.deepEqual(await db.rows('SELECT i FROM group_probe'), [], 'nothing written');
-    } finally {
-      await holder.close();
-      await db.run('DROP TABLE group_probe');
+    // Asked for in one turn: one group, one transaction.
+    const { result: outcomes, rows } = await whileLocked('group_probe', () =>
+      Promise.all(
+        [1, 2, 3].map((i) => failure(inGroup((w) => w.run('INSERT INTO group_probe VALUES ($1)', [i])))),
+      ),
+    );
+    for (const { err, ms } of outcomes) {
+      assert.equal((err as { code?: string } | undefined)?.code, '55P03', String(err));
+      assert.ok(ms < 2 * LOCK_WAIT_MS, `failed after ${ms} ms: one lock wait, not two`);
     }
+    assert.deepEqual(rows, [], 'nothing written');
   },
 );
 

@@ -3,7 +3,7 @@
  * lock wait; PostgreSQL cut the session, or takes no writes) is answered 503 with Retry-After, stores nothing, and goes in whole
  * when sent again: the bank is told to retry, not that amil broke (core/store/outage.ts).
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -38,6 +38,21 @@ async function assertStoredOnRetry(app: TestApp, batch: object): Promise<void> {
   );
 }
 
+/**
+ * The app on a fresh PostgreSQL database, and an operator's session there (a long migration, a forgotten
+ * psql transaction) holding the batches table's lock; ended with the test.
+ */
+async function pgAppBehindLock(t: TestContext): Promise<{ app: TestApp; other: pg.Client }> {
+  const url = await freshTestDatabase();
+  const app = await startApp(t, { DATABASE_URL: url });
+  const other = new pg.Client({ connectionString: url });
+  onCleanup(t, () => other.end());
+  await other.connect();
+  await other.query('BEGIN');
+  await other.query('LOCK TABLE webhook_batches IN ACCESS EXCLUSIVE MODE');
+  return { app, other };
+}
+
 test('SQLite: a batch that waited out the lock wait behind another process is answered 503, and goes in when sent again; the server answers everyone else meanwhile', async (t) => {
   const app = await startApp(t, SQLITE_APP);
   const other = new Database(path.join(app.dataDir, 'amil.db'));
@@ -68,14 +83,8 @@ test('SQLite: a batch that waited out the lock wait behind another process is an
 });
 
 test('PostgreSQL: a batch whose session the server cut is answered 503, and goes in when sent again', async (t) => {
-  const url = await freshTestDatabase();
-  const app = await startApp(t, { DATABASE_URL: url });
-  const other = new pg.Client({ connectionString: url });
-  onCleanup(t, () => other.end());
-  await other.connect();
-  // The batch's write waits on a lock held here; then its session is terminated (an operator, a failover).
-  await other.query('BEGIN');
-  await other.query('LOCK TABLE webhook_batches IN ACCESS EXCLUSIVE MODE');
+  // The batch's write waits on the operator's lock; then its session is terminated (an operator, a failover).
+  const { app, other } = await pgAppBehindLock(t);
   const batch = { transactions: [bankRecord(), bankRecord()] };
   const answer = app.postBatch(batch);
   let terminated = 0;
@@ -98,14 +107,7 @@ test(
   'PostgreSQL: a batch that waited out the lock wait behind another session is answered 503, and goes in when sent again',
   { timeout: 60_000 },
   async (t) => {
-    const url = await freshTestDatabase();
-    const app = await startApp(t, { DATABASE_URL: url });
-    const other = new pg.Client({ connectionString: url });
-    onCleanup(t, () => other.end());
-    await other.connect();
-    // An operator's session (a long migration, a forgotten psql transaction) holds the table's lock.
-    await other.query('BEGIN');
-    await other.query('LOCK TABLE webhook_batches IN ACCESS EXCLUSIVE MODE');
+    const { app, other } = await pgAppBehindLock(t);
     const batch = { transactions: [bankRecord(), bankRecord()] };
     const started = Date.now();
     const response = await app.postBatch(batch);

@@ -147,18 +147,17 @@ export function pgPaymentReport(db: PgDb): PaymentReportRepository {
      * each through its own index range, merged.
      */
     async *all(filter) {
-      const agencies = typeof filter.agency === 'string' ? [filter.agency] : [...new Set(filter.agency)];
-      const seekAll = (agency: string) => {
-        const [, ...where] = whereValues(bind(filter));
-        return seekRows<PaymentRow>(
+      const p = bind(filter);
+      const [, ...where] = whereValues(p);
+      const seekAll = (agency: string) =>
+        seekRows<PaymentRow>(
           (after, limit) =>
             db.rows(SEEK, [agency, ...where, after?.createdAt ?? '-infinity', after?.orderNo ?? '', limit]),
           CHUNK,
         );
-      };
-      yield* agencies.length === 1
-        ? seekAll(agencies[0]!)
-        : mergedInOrder(agencies.map(seekAll), paymentBefore);
+      yield* p.agencies.length === 1
+        ? seekAll(p.agencies[0]!)
+        : mergedInOrder(p.agencies.map(seekAll), paymentBefore);
     },
 
     async find(agencies, key) {
