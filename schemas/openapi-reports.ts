@@ -74,7 +74,7 @@ export function reportPaths(files: SchemaFiles): Json {
         summary:
           "An agency's bank postings (or a token's agencies combined) for a business day or range, with exception codes",
         description:
-          'Authenticate with Authorization: Bearer <report token>, or sign the GET with the agency API key (docs/signatures.md; agency, exp and signature in the query). A bearer token without agency gets the postings of every agency it covers, in posting order, each row naming its agency. Rows appear once the pipeline has normalised them; every field of the bank record (spec 2.5) is shown, null when the bank did not send it. Paging: iterate page from 0 until a page has fewer rows than items.',
+          'Authenticate with Authorization: Bearer <report token>, or sign the GET with the agency API key (docs/signatures.md; agency, exp and signature in the query). A bearer token without agency gets the postings of every agency it covers, each row naming its agency. Rows come by business day, then in the order the bank posted them, each posting at its latest version in the ledger of its agency (the rows of the nightly workbook); a posting appears once the pipeline has added it to the ledger; every field of the bank record (spec 2.5) is shown, null when the bank did not send it. Paging: iterate page from 0 until a page has fewer rows than items.',
         security,
         parameters: [...queryParameters(files, 'queries/zakat-report-query.json'), ...signedGetParams],
         responses: {

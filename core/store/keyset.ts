@@ -18,6 +18,19 @@ export interface PaymentKey {
 export const paymentBefore = (a: PaymentKey, b: PaymentKey): boolean =>
   a.createdAt < b.createdAt || (a.createdAt === b.createdAt && a.orderNo < b.orderNo);
 
+/** A zakat report row's place in report order: business day, posting, then agency. */
+export interface ZakatKey {
+  businessDate: string;
+  postingId: number;
+  sink: string;
+}
+
+/** Report order of zakat rows (days as `YYYY-MM-DD`, agency codes ASCII, so `<` agrees with both engines). */
+export const zakatBefore = (a: ZakatKey, b: ZakatKey): boolean =>
+  a.businessDate < b.businessDate ||
+  (a.businessDate === b.businessDate &&
+    (a.postingId < b.postingId || (a.postingId === b.postingId && a.sink < b.sink)));
+
 /**
  * Every row `read` gives, `chunk` at a time: `read(after, limit)` returns the rows after `after` (the
  * last row of the chunk before; undefined for the first), in order, at most `limit`.

@@ -34,7 +34,10 @@ async function seedPayments(db: PgDb, agency: string, n: number, tied = 0): Prom
   );
 }
 
-/** `n` normalised postings of LZS on 2026-11-20, ids 1 up, and a second version of every tenth. */
+/**
+ * `n` normalised postings of LZS on 2026-11-20, ids 1 up, and a second version of every tenth, each version
+ * in LZS's ledger.
+ */
 async function seedPostings(db: PgDb, n: number): Promise<void> {
   await db.run(
     `INSERT INTO normalised_postings (posting_id, version, batch_id, sink, orderno, bank_agency, status,
@@ -43,6 +46,13 @@ async function seedPostings(db: PgDb, n: number): Promise<void> {
        timestamptz '2026-11-20T01:00:00Z', '2026-11-20', '2026-11-20', '[]', now()
      FROM generate_series(1, $1) AS i, generate_series(1, 2) AS v WHERE v = 1 OR i % 10 = 0`,
     [n],
+  );
+  await db.run(
+    `INSERT INTO ledger_entries (sink, posting_id, version, business_date, received_date, is_adjustment,
+       status, amount_sen, exceptions, created_at, received_at)
+     SELECT sink, posting_id, version, business_date, received_date, 0, status, amount_sen, exceptions,
+       now(), now()
+     FROM normalised_postings`,
   );
 }
 

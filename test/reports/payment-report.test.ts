@@ -234,6 +234,33 @@ test('items=-1 streams every row once, across chunk boundaries and equal timesta
   assert.equal(body.stats.total_rows, 2500);
 });
 
+test('items=-1 counts the rows it sends: payments made while a report downloads are in both its data and its total', async (t) => {
+  const app = await startApp(t, {}, { clock: fixedClock(NOW) });
+  // More rows than the server's stream, the sockets and the client buffer between them (about 20 MB).
+  await insertPayments(t, app, 45_000, () => 'LZS');
+  const auth = { authorization: `Bearer ${await token(app, ['LZS'])}` };
+  const response = await get(app, '/api/report/v1/payment?items=-1', auth);
+  assert.equal(response.status, 200);
+  const reader = response.body!.getReader();
+  const chunks: Uint8Array[] = [];
+  const first = await reader.read();
+  assert.ok(first.value, 'the download started');
+  chunks.push(first.value);
+  // The client has read the start and not yet the rest; three payments of the same day are made meanwhile.
+  await appDb(t, app).run(
+    `INSERT INTO payments (order_no, agency_code, ref_no, amount_sen, email, return_url, status, created_at,
+       updated_at)
+     VALUES ${['LATE1', 'LATE2', 'LATE3'].map(() => "(?, 'LZS', ?, 1000, 'x@example.my', 'http://127.0.0.1/r', 'success', '2026-11-21T09:00:00.000Z', '2026-11-21T09:00:00.000Z')").join(', ')}`,
+    ['LATE1', 'R-LATE1', 'LATE2', 'R-LATE2', 'LATE3', 'R-LATE3'],
+  );
+  for (let next = await reader.read(); !next.done; next = await reader.read()) chunks.push(next.value);
+  const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Envelope;
+  const late = body.data.filter((r) => String(r.fpx_seller_order_no).startsWith('LATE')).length;
+  assert.equal(late, 3, 'the payments made after the start come last, in report order');
+  assert.equal(body.data.length, 45_003);
+  assert.equal(body.stats.total_rows, body.data.length, 'total_rows counts the rows sent');
+});
+
 test('a token covering several agencies and no agency gets their combined payment report, paged exactly', async (t) => {
   const app = await paymentsApp(t);
   const both = { authorization: `Bearer ${await token(app, ['LZS', 'PPZ'])}` };

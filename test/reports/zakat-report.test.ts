@@ -222,6 +222,60 @@ test('a token covering several agencies and no agency gets their combined report
   assert.ok(!(await unsigned.text()).includes('LZS-0'));
 });
 
+test('a range of days comes by business day, then posting, each posting once at its latest version', async (t) => {
+  const app = await startApp(t, {}, { clock: fixedClock(NOW) });
+  const at = (day: number) => `2026-11-${day}T10:00:00+08:00`;
+  // Postings arrive out of day order: C settles in a later batch, and D arrives late for the 18th.
+  const first = [
+    bankRecord({ orderno: 'A', agency: 'BANKLZS', time: at(20) }),
+    bankRecord({ orderno: 'B', agency: 'BANKPPZ', time: at(19) }),
+    bankRecord({ orderno: 'C', agency: 'BANKLZS', time: at(19), status: 'pending' }),
+  ];
+  const second = [
+    bankRecord({ orderno: 'C', agency: 'BANKLZS', time: at(19), status: 'success' }),
+    bankRecord({ orderno: 'D', agency: 'BANKLZS', time: at(18) }),
+    bankRecord({ orderno: 'E', agency: 'BANKPPZ', time: at(20) }),
+  ];
+  for (const transactions of [first, second]) {
+    assert.equal((await app.postBatch({ transactions })).status, 200);
+    await createInProcessRuntime(app.deps).drain();
+  }
+  const both = { authorization: `Bearer ${await reportToken(app, ['LZS', 'PPZ'], NOW)}` };
+  const range = `${PATH}?start=2026-11-18&end=2026-11-20`;
+  type Row = Envelope['data'][number] & { business_date: string; status: string };
+  const all = (await (await get(app, `${range}&items=-1`, both)).json()) as { data: Row[] };
+  assert.deepEqual(
+    all.data.map((r) => [r.business_date, r.orderno, r.status]),
+    [
+      ['2026-11-18', 'D', 'success'],
+      ['2026-11-19', 'B', 'success'],
+      ['2026-11-19', 'C', 'success'],
+      ['2026-11-20', 'A', 'success'],
+      ['2026-11-20', 'E', 'success'],
+    ],
+  );
+  for (const [agency, expected] of [
+    ['LZS', ['D', 'C', 'A']],
+    ['PPZ', ['B', 'E']],
+  ] as const) {
+    const one = (await (await get(app, `${range}&items=-1&agency=${agency}`, both)).json()) as Envelope;
+    assert.deepEqual(
+      one.data.map((r) => r.orderno),
+      expected,
+    );
+  }
+  // Pages of every size give the stream's order, across the days' boundaries.
+  for (const items of [1, 2, 3, 4]) {
+    const seen: string[] = [];
+    for (let page = 0; page * items < 5; page += 1) {
+      const body = (await (await get(app, `${range}&items=${items}&page=${page}`, both)).json()) as Envelope;
+      assert.equal(body.stats.total_rows, 5, `items=${items}`);
+      seen.push(...body.data.map((r) => r.orderno));
+    }
+    assert.deepEqual(seen, ['D', 'B', 'C', 'A', 'E'], `items=${items}`);
+  }
+});
+
 test('every field of spec 2.5 reaches the agency in the zakat report', async (t) => {
   const app = await startApp(t, {}, { clock: fixedClock(NOW) });
   const record = bankRecord({ orderno: 'FULL-1', email: 'aisyah@example.my' });

@@ -5,6 +5,7 @@
  */
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import { reconEmailJobId } from '../../queues.ts';
+import { LATEST_IN_LEDGER } from './ledger-latest.ts';
 import { statement, type PgDb } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';
 import { seekRows } from '../keyset.ts';
@@ -54,9 +55,7 @@ const POSTING_COLUMNS = `n.posting_id AS "postingId", n.sink, n.orderno, n.statu
   n.dependants, n.exceptions`;
 
 /** A posting's latest version in the agency's ledger: $1 agency, $2 first and $3 last business day. */
-const LATEST = `l.sink = $1 AND l.business_date BETWEEN $2 AND $3
-  AND NOT EXISTS (SELECT 1 FROM ledger_entries l2
-    WHERE l2.sink = l.sink AND l2.posting_id = l.posting_id AND l2.version > l.version)`;
+const LATEST = `l.sink = $1 AND l.business_date BETWEEN $2 AND $3 AND ${LATEST_IN_LEDGER}`;
 
 /** $4 code: 'any' is every posting with an exception code (the overview's link). */
 const CODE_FILTER = `AND ($4::text IS NULL OR ($4 = 'any' AND l.exceptions <> '[]')

@@ -306,8 +306,9 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgDb {
     connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     // UTC sessions: what a timestamptz prints as, and what date arithmetic in SQL means, never depend on
     // the server's or the role's TimeZone. A lock another session holds is waited for as long as SQLite
-    // waits for its write lock, then the statement fails as busy (55P03: an outage, decision 225).
-    options: `-c TimeZone=UTC -c lock_timeout=${LOCK_WAIT_MS}`,
+    // waits for its write lock, then the statement fails as busy (55P03: an outage, decision 225). No JIT:
+    // amil's statements are short, and compiling a report's page cost more than running it (decision 229).
+    options: `-c TimeZone=UTC -c lock_timeout=${LOCK_WAIT_MS} -c jit=off`,
   });
   pool.on('error', (err) => options.onIdleError?.(err));
 

@@ -1,10 +1,12 @@
 /**
- * The zakat report's reads on PostgreSQL (the SQLite twin: ../sqlite/zakat-report.ts): a page and its
- * total from one snapshot; every row streamed by keyset, 1,000 at a time (../keyset.ts).
+ * The zakat report's reads on PostgreSQL (the SQLite twin: ../sqlite/zakat-report.ts): each agency's ledger
+ * by business day in posting order (decision 229); a page and its total from one snapshot; every row
+ * streamed by keyset, 1,000 at a time (../keyset.ts).
  */
+import { LATEST_IN_LEDGER, NO_LATER_IN_LEDGER } from './ledger-latest.ts';
 import { statement, type PgDb } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';
-import { seekRows } from '../keyset.ts';
+import { mergedInOrder, seekRows, zakatBefore } from '../keyset.ts';
 import type { ZakatQuery, ZakatReportRepository, ZakatReportRow } from '../zakat-report.ts';
 
 const COLUMNS = `n.posting_id AS "postingId", n.sink, n.orderno, n.status, n.amount_sen AS "amountSen", n.name,
@@ -13,38 +15,55 @@ const COLUMNS = `n.posting_id AS "postingId", n.sink, n.orderno, n.status, n.amo
   n.type_raw AS "typeRaw", n.type, n.year, n.zakat_amount_sen AS "zakatAmountSen", n.rate_sen AS "rateSen",
   n.dependants, n.exceptions`;
 
-// $1 sinks, $2 first and $3 last business day: each posting's latest normalised version.
-const LATEST = `FROM normalised_postings n
-  WHERE n.sink = ANY($1::text[]) AND n.business_date BETWEEN $2 AND $3
-    AND n.version = (SELECT max(version) FROM normalised_postings m WHERE m.posting_id = n.posting_id)`;
-const COUNT = statement(`SELECT count(*) AS n ${LATEST}`);
-const PAGE = statement(`SELECT ${COLUMNS} ${LATEST} ORDER BY n.posting_id LIMIT $4 OFFSET $5`);
-// The rows after a posting ($4), in posting order: one chunk of the streamed report.
-const SEEK = statement(`SELECT ${COLUMNS} ${LATEST} AND n.posting_id > $4 ORDER BY n.posting_id LIMIT $5`);
+// $1 sinks, $2 first and $3 last business day: each posting's latest version in each agency's ledger.
+const LATEST = `FROM ledger_entries l
+  WHERE l.sink = ANY($1::text[]) AND l.business_date BETWEEN $2 AND $3 AND ${LATEST_IN_LEDGER}`;
+/** Report order: business day, then posting (then agency, for a posting in two agencies' ledgers). */
+const ORDER = 'ORDER BY l.business_date, l.posting_id, l.sink';
+
+/** The page's ledger keys first, then only their normalised versions are read. */
+const withRows = (keys: string) => `WITH page AS (${keys})
+  SELECT ${COLUMNS} FROM page JOIN normalised_postings n ON n.posting_id = page.posting_id AND n.version = page.version
+  ORDER BY page.business_date, page.posting_id, page.sink`;
+const KEYS = 'SELECT l.sink, l.posting_id, l.version, l.business_date';
+
+const COUNT = statement(`SELECT count(*)::int AS n ${LATEST}`);
+const PAGE = statement(withRows(`${KEYS} ${LATEST} ${ORDER} LIMIT $4 OFFSET $5`));
+// One agency ($1) after a (business day $2, posting $3) up to the last day $4, in report order: one chunk of
+// the stream. The key alone bounds the index range from below, so each chunk starts where the last ended.
+const SEEK = statement(
+  withRows(`${KEYS} FROM ledger_entries l
+    WHERE l.sink = $1 AND (l.business_date, l.posting_id) > ($2::text, $3::bigint) AND l.business_date <= $4
+      AND ${NO_LATER_IN_LEDGER} ${ORDER} LIMIT $5`),
+);
 
 /** Rows read per round trip when every row is streamed. */
 const CHUNK = 1000;
 
-const values = ({ sink, start, end }: ZakatQuery) => [
-  typeof sink === 'string' ? [sink] : [...new Set(sink)],
-  start,
-  end,
-];
+const sinksOf = (sink: ZakatQuery['sink']) => (typeof sink === 'string' ? [sink] : [...new Set(sink)]);
 
 /** The zakat report's paged and streamed reads. */
 export function pgZakatReport(db: PgDb): ZakatReportRepository {
   return {
-    async page(query) {
+    async page({ sink, start, end, limit, offset }) {
+      const values = [sinksOf(sink), start, end];
       return inSnapshot(db, async (tx) => ({
-        rows: await tx.rows<ZakatReportRow>(PAGE, [...values(query), query.limit, query.offset]),
-        total: (await tx.row<{ n: number }>(COUNT, values(query)))?.n ?? 0,
+        rows: await tx.rows<ZakatReportRow>(PAGE, [...values, limit, offset]),
+        total: (await tx.row<{ n: number }>(COUNT, values))?.n ?? 0,
       }));
     },
 
-    async *rows(query) {
-      yield* seekRows<ZakatReportRow>(
-        (after, limit) => db.rows(SEEK, [...values(query), after?.postingId ?? 0, limit]),
-        CHUNK,
+    /** Each agency read through its own index range, merged: one query over all would sort each chunk. */
+    async *rows({ sink, start, end }) {
+      yield* mergedInOrder(
+        sinksOf(sink).map((one) =>
+          seekRows<ZakatReportRow>(
+            (after, limit) =>
+              db.rows(SEEK, [one, after?.businessDate ?? start, after?.postingId ?? -1, end, limit]),
+            CHUNK,
+          ),
+        ),
+        zakatBefore,
       );
     },
   };

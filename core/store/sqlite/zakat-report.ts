@@ -1,5 +1,5 @@
 import type { Db } from './db.ts';
-import { seekRows } from '../keyset.ts';
+import { mergedInOrder, seekRows, zakatBefore } from '../keyset.ts';
 import type { ZakatQuery, ZakatReportRepository, ZakatReportRow } from '../zakat-report.ts';
 
 /** Rows fetched per query when every row is streamed. */
@@ -11,62 +11,131 @@ const COLUMNS = `n.posting_id AS postingId, n.sink, n.orderno, n.status, n.amoun
   n.type_raw AS typeRaw, n.type, n.year, n.zakat_amount_sen AS zakatAmountSen, n.rate_sen AS rateSen,
   n.dependants, n.exceptions`;
 
-// One agency by equality (as before combined reports), several through a JSON array of codes.
-const ONE_SINK = 'n.sink = @sink';
-const ANY_SINK = 'n.sink IN (SELECT value FROM json_each(@sinks))';
+// One agency by equality, several through a JSON array of codes.
+const ONE_SINK = 'l.sink = @sink';
+const ANY_SINK = 'l.sink IN (SELECT value FROM json_each(@sinks))';
 
-const latest = (sinks: string) => `FROM normalised_postings n
-  WHERE ${sinks} AND n.business_date BETWEEN @start AND @end
-    AND n.version = (SELECT max(version) FROM normalised_postings m WHERE m.posting_id = n.posting_id)`;
+/**
+ * Each posting's latest version in the agency's ledger, for business days @start..@end: the rows the
+ * nightly workbook and the dashboard show (decision 229). The ledger's day index holds the posting and
+ * version, so this walks the days' entries in report order, each checked against the primary key.
+ */
+const LATEST_VERSION = `NOT EXISTS (SELECT 1 FROM ledger_entries l2
+  WHERE l2.sink = l.sink AND l2.posting_id = l.posting_id AND l2.version > l.version)`;
+const latest = (sinks: string) => `FROM ledger_entries l
+  WHERE ${sinks} AND l.business_date BETWEEN @start AND @end AND ${LATEST_VERSION}`;
+
+/** Report order: business day, then posting (then agency, for a posting in two agencies' ledgers). */
+const ORDER = 'ORDER BY l.business_date, l.posting_id, l.sink';
+
+/** The page's ledger keys first, then only their normalised versions are read. */
+const withRows = (keys: string) => `WITH page AS (${keys})
+  SELECT ${COLUMNS} FROM page JOIN normalised_postings n ON n.posting_id = page.posting_id AND n.version = page.version
+  ORDER BY page.business_date, page.posting_id, page.sink`;
+
+const daysSql = (sinks: string) => `SELECT l.business_date AS day, count(*) AS n ${latest(sinks)}
+  GROUP BY l.business_date ORDER BY l.business_date`;
+const pageSql = (sinks: string) =>
+  withRows(`SELECT l.sink, l.posting_id, l.version, l.business_date
+  ${latest(sinks)} ${ORDER} LIMIT @limit OFFSET @offset`);
+
+/** One agency's statements, exported so that a test can check their plans. */
+export const ZAKAT_DAY_COUNTS_SQL = daysSql(ONE_SINK);
+export const ZAKAT_PAGE_SQL = pageSql(ONE_SINK);
+/**
+ * One agency's rows after a known (business day, posting): a chunk of the stream. The key alone bounds the
+ * range from below (the first chunk starts at the first day), so each chunk starts where the last ended.
+ */
+export const ZAKAT_SEEK_SQL = withRows(`SELECT l.sink, l.posting_id, l.version, l.business_date
+  FROM ledger_entries l
+  WHERE l.sink = @sink AND (l.business_date, l.posting_id) > (@afterDay, @afterPosting) AND l.business_date <= @end
+    AND ${LATEST_VERSION} ${ORDER} LIMIT @limit`);
 
 type Bound = { sink: string; sinks: string; start: string; end: string };
+type Day = { day: string; n: number };
 
-function statements(db: Db, sinks: string) {
+function statements(db: Db) {
+  const reads = (sinks: string) => ({
+    days: db.prepare<Bound, Day>(daysSql(sinks)),
+    page: db.prepare<Bound & { limit: number; offset: number }, ZakatReportRow>(pageSql(sinks)),
+  });
   return {
-    count: db.prepare<Bound, { n: number }>(`SELECT count(*) AS n ${latest(sinks)}`),
-    page: db.prepare<Bound & { limit: number; offset: number }, ZakatReportRow>(
-      `SELECT ${COLUMNS} ${latest(sinks)} ORDER BY n.posting_id LIMIT @limit OFFSET @offset`,
-    ),
-    seek: db.prepare<Bound & { after: number; limit: number }, ZakatReportRow>(
-      `SELECT ${COLUMNS} ${latest(sinks)} AND n.posting_id > @after ORDER BY n.posting_id LIMIT @limit`,
+    one: reads(ONE_SINK),
+    any: reads(ANY_SINK),
+    seek: db.prepare<Bound & { afterDay: string; afterPosting: number; limit: number }, ZakatReportRow>(
+      ZAKAT_SEEK_SQL,
     ),
   };
 }
 
+/** The last of `days` that a page needing `need` rows from the first of them reaches (else undefined). */
+function lastDayOfPage(days: readonly Day[], need: number): string | undefined {
+  let covered = 0;
+  for (const { day, n } of days) {
+    covered += n;
+    if (covered >= need) return day;
+  }
+  return undefined;
+}
+
 /** The zakat report's paged and streamed reads. */
 export function sqliteZakatReport(db: Db): ZakatReportRepository {
-  const one = statements(db, ONE_SINK);
-  const any = statements(db, ANY_SINK);
-  // Rows of several agencies come in one order (posting ids are global), so paging stays one query.
+  const read = statements(db);
   const bind = ({ sink, start, end }: ZakatQuery) => {
     const sinks = typeof sink === 'string' ? [sink] : [...new Set(sink)];
-    return {
-      use: sinks.length === 1 ? one : any,
-      params: { sink: sinks[0] ?? '', sinks: JSON.stringify(sinks), start, end },
-    };
+    return { sinks, params: { sink: sinks[0] ?? '', sinks: JSON.stringify(sinks), start, end } };
   };
+  /** One agency's rows in report order, by keyset from (start, before any posting). */
+  const seekAll = (params: Bound) =>
+    seekRows<ZakatReportRow>(
+      (after, limit) =>
+        read.seek.all({
+          ...params,
+          afterDay: after?.businessDate ?? params.start,
+          afterPosting: after?.postingId ?? -1,
+          limit,
+        }),
+      CHUNK,
+    );
   return {
-    /** One page of the agencies' postings for business days start..end, in posting order. */
+    /**
+     * One page and the total, from one read transaction. The total and the page's first day come from the
+     * per-day counts, so OFFSET only skips rows of the page's own first day: a deep page costs about what
+     * the first does, and no page reads outside the days asked for.
+     */
     async page(
       query: ZakatQuery & { limit: number; offset: number },
     ): Promise<{ rows: ZakatReportRow[]; total: number }> {
-      const { use, params } = bind(query);
-      return db.transaction(() => ({
-        rows: use.page.all({ ...params, limit: query.limit, offset: query.offset }),
-        total: use.count.get(params)?.n ?? 0,
-      }))();
+      const { sinks, params } = bind(query);
+      const use = sinks.length === 1 ? read.one : read.any;
+      return db.transaction(() => {
+        const days = use.days.all(params);
+        const total = days.reduce((sum, day) => sum + day.n, 0);
+        let skip = query.offset;
+        for (const [i, day] of days.entries()) {
+          if (skip < day.n) {
+            // Several agencies' entries of a day are sorted together: the read ends with the last day the
+            // page reaches, so the sort never sees the rest of the range.
+            const end = lastDayOfPage(days.slice(i), skip + query.limit) ?? params.end;
+            const rows = use.page.all({ ...params, start: day.day, end, limit: query.limit, offset: skip });
+            return { rows, total };
+          }
+          skip -= day.n;
+        }
+        return { rows: [], total };
+      })();
     },
 
     /**
-     * Every row of the zakat report, in report order, fetched 1,000 at a time by keyset: memory stays flat
-     * and the connection is never held between chunks (better-sqlite3 cannot run other statements
-     * mid-iteration).
+     * Every row, in report order, fetched 1,000 at a time by keyset: memory stays flat and the connection
+     * is never held between chunks (better-sqlite3 cannot run other statements mid-iteration). Several
+     * agencies are read each through its own index range and merged.
      */
     async *rows(query: ZakatQuery): AsyncGenerator<ZakatReportRow> {
-      const { use, params } = bind(query);
-      yield* seekRows<ZakatReportRow>(
-        (after, limit) => use.seek.all({ ...params, after: after?.postingId ?? 0, limit }),
-        CHUNK,
+      const { sinks, params } = bind(query);
+      yield* mergedInOrder(
+        sinks.map((sink) => seekAll({ ...params, sink })),
+        zakatBefore,
       );
     },
   };
