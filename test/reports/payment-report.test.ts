@@ -241,7 +241,7 @@ test('items=-1 counts the rows it sends: payments made while a report downloads 
   const auth = { authorization: `Bearer ${await token(app, ['LZS'])}` };
   const response = await get(app, '/api/report/v1/payment?items=-1', auth);
   assert.equal(response.status, 200);
-  const reader = response.body!.getReader();
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const chunks: Uint8Array[] = [];
   const first = await reader.read();
   assert.ok(first.value, 'the download started');
