@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import { groupCommitter } from './group-commit.ts';
 import {
   DEFAULT_AGENCY_SETTINGS,
   type AgenciesRepository,
@@ -47,6 +48,8 @@ function deepFreeze<T>(value: T): T {
  * callback's lease, to sign it: callbacks.claim).
  */
 export function sqliteAgencies(db: Db): AgenciesRepository {
+  // Writes through the connection's group commit: another process's write lock is waited for off this thread.
+  const write = groupCommitter(db);
   // Read on every checkout, signed request and callback: prepared once.
   const byCode = db.prepare<[string], RawAgency>(`${SELECT} WHERE code = ?`);
   const apiKeyByCode = db.prepare<[string], { apiKey: string | null }>(
@@ -77,19 +80,21 @@ export function sqliteAgencies(db: Db): AgenciesRepository {
       now: Date;
     }): Promise<boolean> {
       const at = input.now.toISOString();
-      const result = db
-        .prepare(
-          `INSERT INTO agencies (code, name, created_at, api_key, api_key_rotated_at, settings)
+      const result = await write(() =>
+        db
+          .prepare(
+            `INSERT INTO agencies (code, name, created_at, api_key, api_key_rotated_at, settings)
            VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING`,
-        )
-        .run(
-          input.code,
-          input.name,
-          at,
-          input.apiKey,
-          at,
-          JSON.stringify({ ...DEFAULT_AGENCY_SETTINGS, ...input.settings }),
-        );
+          )
+          .run(
+            input.code,
+            input.name,
+            at,
+            input.apiKey,
+            at,
+            JSON.stringify({ ...DEFAULT_AGENCY_SETTINGS, ...input.settings }),
+          ),
+      );
       return result.changes === 1;
     },
 
@@ -112,10 +117,11 @@ export function sqliteAgencies(db: Db): AgenciesRepository {
 
     /** Replaces the API key at once (the old one stops working). False for an unknown agency. */
     async rotateKey(code: string, apiKey: string, now: Date): Promise<boolean> {
-      return (
-        db
-          .prepare('UPDATE agencies SET api_key = ?, api_key_rotated_at = ? WHERE code = ?')
-          .run(apiKey, now.toISOString(), code).changes === 1
+      return write(
+        () =>
+          db
+            .prepare('UPDATE agencies SET api_key = ?, api_key_rotated_at = ? WHERE code = ?')
+            .run(apiKey, now.toISOString(), code).changes === 1,
       );
     },
 
@@ -124,19 +130,17 @@ export function sqliteAgencies(db: Db): AgenciesRepository {
       code: string,
       change: { name?: string; settings?: Partial<AgencySettings> },
     ): Promise<boolean> {
-      return db
-        .transaction(() => {
-          const raw = db.prepare<[string], RawAgency>(`${SELECT} WHERE code = ?`).get(code);
-          if (!raw) return false;
-          const current = toRow(raw);
-          db.prepare('UPDATE agencies SET name = ?, settings = ? WHERE code = ?').run(
-            change.name ?? current.name,
-            JSON.stringify({ ...current.settings, ...change.settings }),
-            code,
-          );
-          return true;
-        })
-        .immediate();
+      return write(() => {
+        const raw = db.prepare<[string], RawAgency>(`${SELECT} WHERE code = ?`).get(code);
+        if (!raw) return false;
+        const current = toRow(raw);
+        db.prepare('UPDATE agencies SET name = ?, settings = ? WHERE code = ?').run(
+          change.name ?? current.name,
+          JSON.stringify({ ...current.settings, ...change.settings }),
+          code,
+        );
+        return true;
+      });
     },
   };
 }

@@ -1,8 +1,11 @@
 import type { Db } from './db.ts';
+import { groupCommitter } from './group-commit.ts';
 import type { AnomaliesRepository, AnomalyRow } from '../anomalies.ts';
 
 /** Records that contradicted what was stored, for ops to look at and resolve. */
 export function sqliteAnomalies(db: Db): AnomaliesRepository {
+  // Writes through the connection's group commit: another process's write lock is waited for off this thread.
+  const write = groupCommitter(db);
   return {
     async list(filter: { status?: 'open' | 'resolved'; businessDate?: string } = {}): Promise<AnomalyRow[]> {
       return db
@@ -20,12 +23,14 @@ export function sqliteAnomalies(db: Db): AnomaliesRepository {
 
     /** Marks an open anomaly resolved with a note. False when there is no such open anomaly. */
     async resolve(id: string, note: string, now: Date): Promise<boolean> {
-      const result = db
-        .prepare(
-          `UPDATE anomalies SET status = 'resolved', resolved_at = ?, resolution_note = ?
+      const result = await write(() =>
+        db
+          .prepare(
+            `UPDATE anomalies SET status = 'resolved', resolved_at = ?, resolution_note = ?
            WHERE id = ? AND status = 'open'`,
-        )
-        .run(now.toISOString(), note, id);
+          )
+          .run(now.toISOString(), note, id),
+      );
       return result.changes === 1;
     },
   };

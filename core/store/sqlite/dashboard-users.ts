@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import { groupCommitter } from './group-commit.ts';
 import type { ReportTokenRow } from '../report-tokens.ts';
 import type {
   AuditEntry,
@@ -25,6 +26,9 @@ const USER_COLUMNS = `id, email, name, disabled_at AS disabledAt, totp_secret AS
 
 /** The SQLite implementation. */
 export function sqliteDashboardUsers(db: Db): DashboardUsersRepository {
+  // Every write through the connection's group commit: another process's write lock is waited for off this
+  // thread (a dashboard request never stops the server).
+  const write = groupCommitter(db);
   const membershipsOf = db.prepare<[number], DashboardMembership>(
     `SELECT m.agency, a.name AS agencyName, m.role FROM dashboard_memberships m
      JOIN agencies a ON a.code = m.agency WHERE m.user_id = ? ORDER BY m.agency`,
@@ -68,25 +72,17 @@ export function sqliteDashboardUsers(db: Db): DashboardUsersRepository {
 
   return {
     async create(input) {
-      return db
-        .transaction(() => {
-          const row = db
-            .prepare<[string, string, string, string, string], { id: number }>(
-              `INSERT INTO dashboard_users (email, name, password_hash, created_at, password_changed_at)
+      return write(() => {
+        const row = db
+          .prepare<[string, string, string, string, string], { id: number }>(
+            `INSERT INTO dashboard_users (email, name, password_hash, created_at, password_changed_at)
              VALUES (?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING RETURNING id`,
-            )
-            .get(
-              input.email,
-              input.name,
-              input.passwordHash,
-              input.now.toISOString(),
-              input.now.toISOString(),
-            );
-          if (!row) return undefined;
-          for (const m of input.memberships) setMembership(row.id, m.agency, m.role);
-          return publicUser(userById(row.id));
-        })
-        .immediate();
+          )
+          .get(input.email, input.name, input.passwordHash, input.now.toISOString(), input.now.toISOString());
+        if (!row) return undefined;
+        for (const m of input.memberships) setMembership(row.id, m.agency, m.role);
+        return publicUser(userById(row.id));
+      });
     },
 
     async get(id) {
@@ -109,72 +105,70 @@ export function sqliteDashboardUsers(db: Db): DashboardUsersRepository {
     },
 
     async update(id, change) {
-      return db
-        .transaction(() => {
-          if (!userById(id)) return false;
-          if (change.name !== undefined)
-            db.prepare('UPDATE dashboard_users SET name = ? WHERE id = ?').run(change.name, id);
-          for (const m of change.memberships ?? []) setMembership(id, m.agency, m.role);
-          return true;
-        })
-        .immediate();
+      return write(() => {
+        if (!userById(id)) return false;
+        if (change.name !== undefined)
+          db.prepare('UPDATE dashboard_users SET name = ? WHERE id = ?').run(change.name, id);
+        for (const m of change.memberships ?? []) setMembership(id, m.agency, m.role);
+        return true;
+      });
     },
 
     async setPassword(id, passwordHash, now) {
-      return db
-        .transaction(() => {
-          const changed =
-            db
-              .prepare('UPDATE dashboard_users SET password_hash = ?, password_changed_at = ? WHERE id = ?')
-              .run(passwordHash, now.toISOString(), id).changes === 1;
-          if (changed) revokeAll(id, now);
-          return changed;
-        })
-        .immediate();
+      return write(() => {
+        const changed =
+          db
+            .prepare('UPDATE dashboard_users SET password_hash = ?, password_changed_at = ? WHERE id = ?')
+            .run(passwordHash, now.toISOString(), id).changes === 1;
+        if (changed) revokeAll(id, now);
+        return changed;
+      });
     },
 
     async setDisabled(id, disabled, now) {
-      return db
-        .transaction(() => {
-          const changed =
-            db
-              .prepare('UPDATE dashboard_users SET disabled_at = ? WHERE id = ?')
-              .run(disabled ? now.toISOString() : null, id).changes === 1;
-          if (changed && disabled) revokeAll(id, now);
-          return changed;
-        })
-        .immediate();
+      return write(() => {
+        const changed =
+          db
+            .prepare('UPDATE dashboard_users SET disabled_at = ? WHERE id = ?')
+            .run(disabled ? now.toISOString() : null, id).changes === 1;
+        if (changed && disabled) revokeAll(id, now);
+        return changed;
+      });
     },
 
     async setTotp(id, secret) {
-      return (
-        db
-          .prepare('UPDATE dashboard_users SET totp_secret = ?, totp_last_step = NULL WHERE id = ?')
-          .run(secret, id).changes === 1
+      return write(
+        () =>
+          db
+            .prepare('UPDATE dashboard_users SET totp_secret = ?, totp_last_step = NULL WHERE id = ?')
+            .run(secret, id).changes === 1,
       );
     },
 
     async useTotpStep(id, step) {
-      return (
-        db
-          .prepare(
-            `UPDATE dashboard_users SET totp_last_step = ?
+      return write(
+        () =>
+          db
+            .prepare(
+              `UPDATE dashboard_users SET totp_last_step = ?
              WHERE id = ? AND (totp_last_step IS NULL OR totp_last_step < ?)`,
-          )
-          .run(step, id, step).changes === 1
+            )
+            .run(step, id, step).changes === 1,
       );
     },
 
     async createSession(s) {
       // Sessions over for a day are of no use even to an investigation (the audit log is): pruned here,
       // at sign-in, so the table stays the size of the live sessions.
-      const dayAgo = new Date(Date.parse(s.createdAt) - 86_400_000).toISOString();
-      db.prepare('DELETE FROM dashboard_sessions WHERE expires_at < ?').run(dayAgo);
-      db.prepare(
-        `INSERT INTO dashboard_sessions
+      await write(() => {
+        const dayAgo = new Date(Date.parse(s.createdAt) - 86_400_000).toISOString();
+        db.prepare('DELETE FROM dashboard_sessions WHERE expires_at < ?').run(dayAgo);
+        db.prepare(
+          `INSERT INTO dashboard_sessions
            (id_sha256, user_id, csrf, pending_totp, created_at, last_seen_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      ).run(s.idSha256, s.userId, s.csrf, s.pendingTotp ? 1 : 0, s.createdAt, s.lastSeenAt, s.expiresAt);
+        ).run(s.idSha256, s.userId, s.csrf, s.pendingTotp ? 1 : 0, s.createdAt, s.lastSeenAt, s.expiresAt);
+      });
     },
 
     async session(idSha256) {
@@ -190,30 +184,37 @@ export function sqliteDashboardUsers(db: Db): DashboardUsersRepository {
     },
 
     async touchSession(idSha256, now) {
-      db.prepare('UPDATE dashboard_sessions SET last_seen_at = ? WHERE id_sha256 = ?').run(
-        now.toISOString(),
-        idSha256,
+      await write(() =>
+        db
+          .prepare('UPDATE dashboard_sessions SET last_seen_at = ? WHERE id_sha256 = ?')
+          .run(now.toISOString(), idSha256),
       );
     },
 
     async revokeSession(idSha256, now) {
-      db.prepare(
-        'UPDATE dashboard_sessions SET revoked_at = ? WHERE id_sha256 = ? AND revoked_at IS NULL',
-      ).run(now.toISOString(), idSha256);
+      await write(() =>
+        db
+          .prepare('UPDATE dashboard_sessions SET revoked_at = ? WHERE id_sha256 = ? AND revoked_at IS NULL')
+          .run(now.toISOString(), idSha256),
+      );
     },
 
     async recordAudit(e) {
-      db.prepare(
-        `INSERT INTO dashboard_audit (at, agency, user_id, user_email, action, target, detail)
+      await write(() =>
+        db
+          .prepare(
+            `INSERT INTO dashboard_audit (at, agency, user_id, user_email, action, target, detail)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        e.at,
-        e.agency,
-        e.userId,
-        e.userEmail,
-        e.action,
-        e.target,
-        e.detail === null ? null : JSON.stringify(e.detail),
+          )
+          .run(
+            e.at,
+            e.agency,
+            e.userId,
+            e.userEmail,
+            e.action,
+            e.target,
+            e.detail === null ? null : JSON.stringify(e.detail),
+          ),
       );
     },
 

@@ -1,9 +1,12 @@
 import type { Db } from './db.ts';
+import { groupCommitter } from './group-commit.ts';
 import { newId } from '../../ids.ts';
 import type { PartnerPasswordRow, PartnerSummary, PartnersRepository } from '../partners.ts';
 
 /** Partners of the bank webhook and their password hashes. */
 export function sqlitePartners(db: Db): PartnersRepository {
+  // Writes through the connection's group commit: another process's write lock is waited for off this thread.
+  const write = groupCommitter(db);
   const selectActive = db.prepare<[], PartnerPasswordRow>(
     `SELECT id, partner_id AS partnerId, label, hash FROM partner_passwords WHERE revoked_at IS NULL`,
   );
@@ -16,7 +19,7 @@ export function sqlitePartners(db: Db): PartnersRepository {
     async addPassword(input: { partnerId: string; label: string; hash: string; now: Date }): Promise<string> {
       const id = newId('pwd');
       const at = input.now.toISOString();
-      db.transaction(() => {
+      await write(() => {
         db.prepare(`INSERT INTO partners (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`).run(
           input.partnerId,
           at,
@@ -24,7 +27,7 @@ export function sqlitePartners(db: Db): PartnersRepository {
         db.prepare(
           `INSERT INTO partner_passwords (id, partner_id, label, hash, created_at) VALUES (?, ?, ?, ?, ?)`,
         ).run(id, input.partnerId, input.label, input.hash, at);
-      }).immediate();
+      });
       return id;
     },
 
@@ -35,19 +38,21 @@ export function sqlitePartners(db: Db): PartnersRepository {
       exceptLabel?: string;
       now: Date;
     }): Promise<number> {
-      const result = db
-        .prepare(
-          `UPDATE partner_passwords SET revoked_at = @at
+      const result = await write(() =>
+        db
+          .prepare(
+            `UPDATE partner_passwords SET revoked_at = @at
            WHERE partner_id = @partnerId AND revoked_at IS NULL
              AND (@label IS NULL OR label = @label)
              AND (@exceptLabel IS NULL OR label <> @exceptLabel)`,
-        )
-        .run({
-          at: input.now.toISOString(),
-          partnerId: input.partnerId,
-          label: input.label ?? null,
-          exceptLabel: input.exceptLabel ?? null,
-        });
+          )
+          .run({
+            at: input.now.toISOString(),
+            partnerId: input.partnerId,
+            label: input.label ?? null,
+            exceptLabel: input.exceptLabel ?? null,
+          }),
+      );
       return result.changes;
     },
 

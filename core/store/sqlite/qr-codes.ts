@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import { groupCommitter } from './group-commit.ts';
 import type { QrCodeRow, QrCodesRepository } from '../qr-codes.ts';
 
 /** The QR codes made by the generators, looked up by the token of their PNG URL. */
@@ -11,9 +12,11 @@ export function sqliteQrCodes(db: Db): QrCodesRepository {
     `SELECT token, agency_code AS agencyCode, kind, content, created_at AS createdAt, expires_at AS expiresAt
      FROM qr_codes WHERE token = ?`,
   );
+  // Through the connection's group commit: another process's write lock is waited for off this thread.
+  const write = groupCommitter(db);
   return {
     async create(row: QrCodeRow): Promise<void> {
-      insert.run(row);
+      await write(() => insert.run(row));
     },
 
     async get(token: string): Promise<QrCodeRow | undefined> {

@@ -1,13 +1,20 @@
 import type { Db } from './db.ts';
+import { groupCommitter } from './group-commit.ts';
 import type { ReportTokenRow, ReportTokensRepository } from '../report-tokens.ts';
 
 /** The ids of minted report tokens, so a token can be revoked before it expires. */
 export function sqliteReportTokens(db: Db): ReportTokensRepository {
+  // Through the connection's group commit: another process's write lock is waited for off this thread.
+  const write = groupCommitter(db);
   return {
     async record(row: Omit<ReportTokenRow, 'revokedAt'>): Promise<void> {
-      db.prepare(
-        'INSERT INTO report_tokens (jti, agencies, label, issued_at, expires_at) VALUES (?, ?, ?, ?, ?)',
-      ).run(row.jti, JSON.stringify(row.agencies), row.label, row.issuedAt, row.expiresAt);
+      await write(() =>
+        db
+          .prepare(
+            'INSERT INTO report_tokens (jti, agencies, label, issued_at, expires_at) VALUES (?, ?, ?, ?, ?)',
+          )
+          .run(row.jti, JSON.stringify(row.agencies), row.label, row.issuedAt, row.expiresAt),
+      );
     },
 
     async get(jti: string): Promise<ReportTokenRow | undefined> {
@@ -22,10 +29,11 @@ export function sqliteReportTokens(db: Db): ReportTokensRepository {
 
     /** False when there is no such unrevoked token. */
     async revoke(jti: string, now: Date): Promise<boolean> {
-      return (
-        db
-          .prepare('UPDATE report_tokens SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL')
-          .run(now.toISOString(), jti).changes === 1
+      return write(
+        () =>
+          db
+            .prepare('UPDATE report_tokens SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL')
+            .run(now.toISOString(), jti).changes === 1,
       );
     },
   };

@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import { groupCommitter } from './group-commit.ts';
 import type { SandboxPayment, SandboxRepository } from '../sandbox.ts';
 
 const COLUMNS = `ref, order_no AS orderNo, method, bank_id AS bankId, amount_sen AS amountSen, outcome,
@@ -6,14 +7,20 @@ const COLUMNS = `ref, order_no AS orderNo, method, bank_id AS bankId, amount_sen
 
 /** The sandbox acquirer's own records (it stands in for a bank, so it keeps its own books). */
 export function sqliteSandbox(db: Db): SandboxRepository {
+  // Through the connection's group commit: another process's write lock is waited for off this thread.
+  const write = groupCommitter(db);
   return {
     async create(row: SandboxPayment): Promise<void> {
-      db.prepare(
-        `INSERT INTO sandbox_payments (ref, order_no, method, bank_id, amount_sen, outcome, txn_id, created_at,
+      await write(() =>
+        db
+          .prepare(
+            `INSERT INTO sandbox_payments (ref, order_no, method, bank_id, amount_sen, outcome, txn_id, created_at,
            decided_at, return_path)
          VALUES (@ref, @orderNo, @method, @bankId, @amountSen, @outcome, @txnId, @createdAt, @decidedAt,
            @returnPath)`,
-      ).run(row);
+          )
+          .run(row),
+      );
     },
 
     async get(ref: string): Promise<SandboxPayment | undefined> {
@@ -30,13 +37,14 @@ export function sqliteSandbox(db: Db): SandboxRepository {
       at: string,
     ): Promise<boolean> {
       const placeholders = pendingCodes.map(() => '?').join(', ');
-      return (
-        db
-          .prepare(
-            `UPDATE sandbox_payments SET outcome = ?, decided_at = ?
+      return write(
+        () =>
+          db
+            .prepare(
+              `UPDATE sandbox_payments SET outcome = ?, decided_at = ?
              WHERE ref = ? AND (outcome IS NULL OR outcome IN (${placeholders}))`,
-          )
-          .run(outcome, at, ref, ...pendingCodes).changes === 1
+            )
+            .run(outcome, at, ref, ...pendingCodes).changes === 1,
       );
     },
   };
