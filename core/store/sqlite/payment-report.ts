@@ -1,6 +1,7 @@
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import type { Db } from './db.ts';
 import { mergedInOrder, paymentBefore, seekRows } from '../keyset.ts';
+import { placePage } from '../day-pages.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { FoundPayment, PaymentFilter, PaymentReportRepository } from '../payment-report.ts';
 
@@ -31,18 +32,8 @@ const PAYMENT_COUNT_ANY_SQL = `SELECT count(*) AS n FROM payments ${WHERE_ANY}`;
 const PAYMENT_PAGE_ANY_SQL = `SELECT ${COLUMNS} FROM payments ${WHERE_ANY}
   ORDER BY created_at, order_no LIMIT @limit OFFSET @offset`;
 
-/**
- * The instant that ends the last of `days` (counts from a page's first day on) that a page needing `need`
- * rows reaches; undefined when the page reaches past them all.
- */
-function endOfPage(days: readonly { day: string; n: number }[], need: number): string | undefined {
-  let covered = 0;
-  for (const { day, n } of days) {
-    covered += n;
-    if (covered >= need) return day >= '9999-12-31' ? '~' : klDayStartUtc(nextDay(day));
-  }
-  return undefined;
-}
+/** The instant that ends a KL day. '~' sorts after every stored instant: the last day has no next day. */
+const dayEnd = (day: string): string => (day >= '9999-12-31' ? '~' : klDayStartUtc(nextDay(day)));
 
 /** The payment report's reads over payments (checkout orders and pay-link payments). */
 export function sqlitePaymentReport(db: Db): PaymentReportRepository {
@@ -54,8 +45,7 @@ export function sqlitePaymentReport(db: Db): PaymentReportRepository {
     firstDay: f.firstDay,
     lastDay: f.lastDay,
     from: klDayStartUtc(f.firstDay),
-    // '~' sorts after every stored instant: the last day there is has no next day to stop at.
-    to: f.lastDay >= '9999-12-31' ? '~' : klDayStartUtc(nextDay(f.lastDay)),
+    to: dayEnd(f.lastDay),
     approved: f.isApproved === undefined ? null : f.isApproved ? 1 : 0,
     sellerOrderNo: f.sellerOrderNo ?? null,
   });
@@ -109,22 +99,15 @@ export function sqlitePaymentReport(db: Db): PaymentReportRepository {
         if (p.sellerOrderNo !== null) {
           return { rows: read.page.all({ ...p, limit, offset }), total: read.count.get(p)?.n ?? 0 };
         }
-        const days = read.days.all(p);
-        const total = days.reduce((sum, day) => sum + day.n, 0);
-        let skip = offset;
-        for (const [i, day] of days.entries()) {
-          if (skip < day.n) {
-            // Several agencies' rows are sorted together: the read stops at the end of the last day the page
-            // reaches, so the sort sees those days' rows, never the rest of the range.
-            const to = several ? (endOfPage(days.slice(i), skip + limit) ?? p.to) : p.to;
-            return {
-              rows: read.page.all({ ...p, from: klDayStartUtc(day.day), to, limit, offset: skip }),
-              total,
-            };
-          }
-          skip -= day.n;
-        }
-        return { rows: [], total };
+        const { total, place } = placePage(read.days.all(p), offset, limit);
+        if (!place) return { rows: [], total };
+        // Several agencies' rows are sorted together: the read stops at the end of the last day the page
+        // reaches, so the sort sees those days' rows, never the rest of the range.
+        const to = several && place.lastDay !== undefined ? dayEnd(place.lastDay) : p.to;
+        return {
+          rows: read.page.all({ ...p, from: klDayStartUtc(place.day), to, limit, offset: place.skip }),
+          total,
+        };
       })();
     },
 

@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import { placePage, type DayCount } from '../day-pages.ts';
 import { mergedInOrder, seekRows, zakatBefore } from '../keyset.ts';
 import type { ZakatQuery, ZakatReportRepository, ZakatReportRow } from '../zakat-report.ts';
 
@@ -52,11 +53,10 @@ export const ZAKAT_SEEK_SQL = withRows(`SELECT l.sink, l.posting_id, l.version, 
     AND ${LATEST_VERSION} ${ORDER} LIMIT @limit`);
 
 type Bound = { sink: string; sinks: string; start: string; end: string };
-type Day = { day: string; n: number };
 
 function statements(db: Db) {
   const reads = (sinks: string) => ({
-    days: db.prepare<Bound, Day>(daysSql(sinks)),
+    days: db.prepare<Bound, DayCount>(daysSql(sinks)),
     page: db.prepare<Bound & { limit: number; offset: number }, ZakatReportRow>(pageSql(sinks)),
   });
   return {
@@ -66,16 +66,6 @@ function statements(db: Db) {
       ZAKAT_SEEK_SQL,
     ),
   };
-}
-
-/** The last of `days` that a page needing `need` rows from the first of them reaches (else undefined). */
-function lastDayOfPage(days: readonly Day[], need: number): string | undefined {
-  let covered = 0;
-  for (const { day, n } of days) {
-    covered += n;
-    if (covered >= need) return day;
-  }
-  return undefined;
 }
 
 /** The zakat report's paged and streamed reads. */
@@ -109,20 +99,18 @@ export function sqliteZakatReport(db: Db): ZakatReportRepository {
       const { sinks, params } = bind(query);
       const use = sinks.length === 1 ? read.one : read.any;
       return db.transaction(() => {
-        const days = use.days.all(params);
-        const total = days.reduce((sum, day) => sum + day.n, 0);
-        let skip = query.offset;
-        for (const [i, day] of days.entries()) {
-          if (skip < day.n) {
-            // Several agencies' entries of a day are sorted together: the read ends with the last day the
-            // page reaches, so the sort never sees the rest of the range.
-            const end = lastDayOfPage(days.slice(i), skip + query.limit) ?? params.end;
-            const rows = use.page.all({ ...params, start: day.day, end, limit: query.limit, offset: skip });
-            return { rows, total };
-          }
-          skip -= day.n;
-        }
-        return { rows: [], total };
+        const { total, place } = placePage(use.days.all(params), query.offset, query.limit);
+        if (!place) return { rows: [], total };
+        // Several agencies' entries of a day are sorted together: the read ends with the last day the page
+        // reaches, so the sort never sees the rest of the range.
+        const rows = use.page.all({
+          ...params,
+          start: place.day,
+          end: place.lastDay ?? params.end,
+          limit: query.limit,
+          offset: place.skip,
+        });
+        return { rows, total };
       })();
     },
 
