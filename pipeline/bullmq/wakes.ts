@@ -31,6 +31,26 @@ export function publishWakes(deps: Deps): { close(): void } {
   };
 }
 
+/**
+ * Publishes once what a short-lived process (an `amil` command) committed, then disconnects: its own
+ * process has no workers to wake. A hint: a Redis that is away costs the workers' next poll, never an error.
+ */
+export async function publishWakeOnce(deps: Deps, queues: readonly string[]): Promise<void> {
+  const connection = new Redis(redisUrlOf(deps), {
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null, // one connection attempt
+    connectTimeout: 2000,
+  });
+  connection.on('error', () => undefined);
+  try {
+    await connection.publish(wakeChannel(deps.config.queuePrefix), queues.join(','));
+  } catch {
+    // dropped: the workers' polls find the rows
+  } finally {
+    connection.disconnect();
+  }
+}
+
 /** Calls `wake` with the queues a web process announced; close() stops. */
 export function subscribeWakes(deps: Deps, wake: (queues: ReadonlySet<string>) => void): { close(): void } {
   const connection = new Redis(redisUrlOf(deps), { maxRetriesPerRequest: null });

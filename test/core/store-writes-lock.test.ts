@@ -1,15 +1,18 @@
 /**
- * The small writes a web process makes on SQLite outside the webhook and checkout (dashboard sign-ins and
- * sessions, agency settings, report tokens, QR codes, the sandbox acquirer, partner passwords, anomalies)
- * when another process holds the write lock: each waits on a timer in the connection's group commit, never
- * in SQLite's sleeping busy handler, so the thread keeps serving; it settles only once committed.
+ * Every write a web process makes on SQLite (in embedded mode the pipeline's jobs run there too) when
+ * another process holds the write lock: each waits on a timer in the connection's group commit, never in
+ * SQLite's sleeping busy handler, so the thread keeps serving; it settles only once committed (decisions
+ * 231, 232).
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { CALLBACK_QUEUE, RECEIPT_QUEUE, RECON_EMAIL_QUEUE } from '../../core/queues.ts';
 import { openStore } from '../../core/store/index.ts';
 import { onCleanup, tempDir } from '../helpers.ts';
+
+type Write = [name: string, write: () => Promise<unknown>, landed: () => boolean];
 
 const NOW = new Date('2026-11-20T02:00:00.000Z');
 const LATER = '2026-11-21T02:00:00.000Z';
@@ -30,7 +33,7 @@ void test('small writes wait for a write lock another connection holds without b
   onCleanup(t, () => raw.close());
   const count = (sql: string) => raw.prepare(sql).pluck().get() as number;
 
-  const writes: [string, () => Promise<unknown>, () => boolean][] = [
+  const writes: Write[] = [
     [
       'an agency created',
       () => store.agencies.create({ code: 'PPZ', name: 'PPZ', apiKey: 'key-ppz', now: NOW }),
@@ -143,6 +146,203 @@ void test('small writes wait for a write lock another connection holds without b
     ],
   ];
 
+  await eachUnderHeldLock(raw, writes);
+});
+
+void test('payments, callbacks, receipts, outbox rows, nightly runs and the readiness probe wait for the write lock the same way', async (t) => {
+  const store = openStore(path.join(tempDir(t), 'amil.db'));
+  onCleanup(t, () => store.close());
+  const at = NOW.toISOString();
+  await store.agencies.create({ code: 'LZS', name: 'LZS', apiKey: 'key-lzs', now: NOW });
+  const order = (orderNo: string, refNo: string) => ({
+    orderNo,
+    agencyCode: 'LZS',
+    refNo,
+    extraData: null,
+    paymentCategory: null,
+    amountSen: 1000,
+    email: 'payer@example.my',
+    returnUrl: 'http://127.0.0.1:9/return',
+    formToken: `form-${orderNo}`,
+    at,
+  });
+  await store.orders.createOrder(order('AM1', 'R1'));
+  await store.orders.createOrder(order('AM3', 'R3'));
+  const raw = new Database(store.file);
+  onCleanup(t, () => raw.close());
+  const value = (sql: string) => raw.prepare(sql).pluck().get() as number;
+  const count = value;
+  const outboxCount = (where: string) => count(`SELECT count(*) FROM outbox WHERE ${where}`);
+  let runId = 0;
+
+  const writes: Write[] = [
+    [
+      'a payment stored as given',
+      () =>
+        store.orders.insert(
+          {
+            ...order('AM2', 'R2'),
+            addChargeSen: 0,
+            paymentMethod: 'fpx',
+            status: 'success',
+            debitAuthCode: '00',
+            fpxTxnId: 'T2',
+            fpxTxnTime: at,
+            createdAt: at,
+            updatedAt: at,
+            source: 'checkout',
+            payLink: null,
+          },
+          'acquirer',
+        ),
+      () => count("SELECT count(*) FROM payment_events WHERE order_no = 'AM2'") === 1,
+    ],
+    [
+      "a payer's attempt",
+      () =>
+        store.orders.startAttempt('AM1', {
+          paymentMethod: 'fpx',
+          bankId: 'TEST0021',
+          bankName: 'Test Bank',
+          addChargeSen: 0,
+          acquirerRef: 'sb-1',
+          at,
+        }),
+      () => count("SELECT count(*) FROM payments WHERE acquirer_ref = 'sb-1'") === 1,
+    ],
+    [
+      "the acquirer's result, with its callback and receipt",
+      () =>
+        store.orders.settle(
+          'AM1',
+          { status: 'success', code: '00', txnId: 'T1', txnTime: at, source: 'sandbox' },
+          at,
+          () => ({ url: 'http://127.0.0.1:9/return', fields: { Status: '1' } }),
+          () => 'payer@example.my',
+        ),
+      () =>
+        count("SELECT count(*) FROM payments WHERE order_no = 'AM1' AND status = 'success'") === 1 &&
+        count("SELECT count(*) FROM callbacks WHERE order_no = 'AM1'") === 1 &&
+        count("SELECT count(*) FROM receipts WHERE order_no = 'AM1'") === 1,
+    ],
+    [
+      "a callback's retry put off",
+      () => store.callbacks.defer(1, 'callback-deferred', at, '2026-11-20T03:00:00.000Z'),
+      () => outboxCount("job_id = 'callback-deferred'") === 1,
+    ],
+    [
+      'a callback redelivered by ops',
+      () => store.callbacks.redeliver('AM1', at),
+      () => count("SELECT count(*) FROM callbacks WHERE order_no = 'AM1'") === 2,
+    ],
+    [
+      "the readiness probe's heartbeat",
+      () => store.ops.heartbeat(new Date(LATER)),
+      () => count(`SELECT count(*) FROM health_heartbeat WHERE at = '${LATER}'`) === 1,
+    ],
+    [
+      'outbox rows handed to Redis',
+      () =>
+        store.outbox.markSentMany(
+          [value(`SELECT min(id) FROM outbox WHERE queue = '${RECEIPT_QUEUE}'`)],
+          NOW,
+        ),
+      () => outboxCount(`queue = '${RECEIPT_QUEUE}' AND sent_at IS NOT NULL`) === 1,
+    ],
+    [
+      'a job that can never succeed',
+      () => store.outbox.markFailedForGood('callback-deferred', 'bad payload', NOW),
+      () => outboxCount("job_id = 'callback-deferred' AND failed_at IS NOT NULL") === 1,
+    ],
+    [
+      'a failed attempt past its horizon',
+      () =>
+        store.outbox.markAttemptFailed(
+          value(`SELECT max(id) FROM outbox WHERE queue = '${CALLBACK_QUEUE}'`),
+          'refused',
+          NOW,
+          NOW,
+          true,
+        ),
+      () => outboxCount("last_error = 'refused' AND failed_at IS NOT NULL") === 1,
+    ],
+    [
+      'failed rows re-driven',
+      () => store.outbox.redriveDue(new Date(LATER)),
+      () => outboxCount("last_error = 'refused' AND failed_at IS NULL") === 1,
+    ],
+    [
+      'failed rows retried by ops',
+      () => store.outbox.retryFailed(),
+      () => outboxCount('failed_at IS NOT NULL') === 0,
+    ],
+    [
+      "a receipt's lease",
+      () => store.receipts.claim('AM1', at, LATER),
+      () => count('SELECT count(*) FROM receipts WHERE lease_until IS NOT NULL') === 1,
+    ],
+    [
+      "a receipt's attempt",
+      () =>
+        store.receipts.recordAttempt(value("SELECT id FROM receipts WHERE order_no = 'AM1'"), {
+          attempt: 1,
+          at,
+          outcome: 'sent',
+          messageId: '<m1@amil>',
+          detail: null,
+        }),
+      () => count("SELECT count(*) FROM receipts WHERE state = 'sent'") === 1,
+    ],
+    [
+      'a nightly run recorded with its e-mail',
+      async () => {
+        runId = (
+          await store.reconRuns.record({
+            sink: 'LZS',
+            businessDate: '2026-11-19',
+            trigger: 'nightly',
+            asOf: at,
+            startedAt: at,
+            finishedAt: at,
+            fingerprint: 'f',
+            file: 'recon/LZS/2026-11-19.xlsx',
+            fileSha256: 's',
+            fileBytes: 1,
+            inputCounts: {},
+            totals: {},
+            changes: null,
+            email: true,
+          })
+        ).id;
+      },
+      () =>
+        count('SELECT count(*) FROM recon_runs') === 1 && outboxCount(`queue = '${RECON_EMAIL_QUEUE}'`) === 1,
+    ],
+    [
+      "a run's e-mail asked for again",
+      () => store.reconRuns.requestRemail(runId, at),
+      () => outboxCount(`queue = '${RECON_EMAIL_QUEUE}'`) === 2,
+    ],
+    [
+      "a run's e-mail delivery",
+      () =>
+        store.reconRuns.recordDelivery({
+          runId,
+          recipients: ['ops@lzs.example.my'],
+          attempt: 1,
+          at,
+          outcome: 'sent',
+          messageId: '<r1@amil>',
+          detail: null,
+        }),
+      () => count('SELECT count(*) FROM recon_deliveries') === 1,
+    ],
+  ];
+  await eachUnderHeldLock(raw, writes);
+});
+
+/** Runs each write while `raw` holds the write lock: the thread stays free, and the write lands after. */
+async function eachUnderHeldLock(raw: Database.Database, writes: readonly Write[]): Promise<void> {
   for (const [name, write, landed] of writes) {
     // Another process (a worker on the same file, an operator's sqlite3 shell) holds the write lock.
     raw.exec('BEGIN IMMEDIATE');
@@ -158,4 +358,4 @@ void test('small writes wait for a write lock another connection holds without b
     await done;
     assert.ok(landed(), `${name}: committed once the lock was free`);
   }
-});
+}

@@ -13,7 +13,7 @@ import { onCleanup, startApp } from '../helpers.ts';
 import { startMerchant } from '../support/merchant.ts';
 import { paidOrders } from '../support/orders.ts';
 import { startRedis } from '../support/redis.ts';
-import { startWorkerProcess, stopGracefully } from '../bin/processes.ts';
+import { runCli, startWorkerProcess, stopGracefully } from '../bin/processes.ts';
 
 const LONG_POLL_MS = 60_000;
 /** Far below LONG_POLL_MS: a callback that arrives within this was woken. */
@@ -66,7 +66,7 @@ test('embedded: a paid order’s callback leaves as soon as the payment commits,
   t.diagnostic(`delivered ${Date.now() - t0} ms after the payment began`);
 });
 
-test('Redis mode: a payment in the web process wakes a worker process over Redis', async (t) => {
+test('Redis mode: a payment in the web process, and an operator redelivering a callback, wake a worker process over Redis', async (t) => {
   const redis = await startRedis(t);
   const app = await startApp(t, { REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix });
   const merchant = await startMerchant(t);
@@ -87,8 +87,19 @@ test('Redis mode: a payment in the web process wakes a worker process over Redis
   onCleanup(t, () => wakes.close());
   await sleep(200); // its connection is up
   const t0 = Date.now();
-  await paidOrders(app.deps.store.orders, merchant.url, 1, new Date().toISOString(), 'WAKE');
+  const [woken] = await paidOrders(app.deps.store.orders, merchant.url, 1, new Date().toISOString(), 'WAKE');
   await merchant.waitFor(2, WOKEN_WITHIN_MS);
   t.diagnostic(`both delivered ${Date.now() - t0} ms after the second payment began`);
+
+  // An operator's `amil callbacks redeliver` is another process: it wakes the workers itself.
+  const redelivered = await runCli(['callbacks', 'redeliver', woken!], {
+    ...app.storeEnv,
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: redis.prefix,
+  });
+  assert.equal(redelivered.code, 0, redelivered.stderr);
+  const t1 = Date.now();
+  await merchant.waitFor(3, WOKEN_WITHIN_MS);
+  t.diagnostic(`redelivered ${Date.now() - t1} ms after amil exited`);
   await stopGracefully(worker);
 });

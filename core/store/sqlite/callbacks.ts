@@ -106,22 +106,20 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
     },
 
     async defer(id: number, jobId: string, at: string, notBefore: string): Promise<void> {
-      db.transaction(() => writeOutbox(CALLBACK_QUEUE, jobId, { callbackId: id }, at, notBefore)).immediate();
+      await inGroup(() => writeOutbox(CALLBACK_QUEUE, jobId, { callbackId: id }, at, notBefore));
     },
 
     async redeliver(orderNo: string, at: string): Promise<number | undefined> {
-      return db
-        .transaction(() => {
-          const latest = db
-            .prepare<[string], { status: string; url: string; fields: string }>(
-              'SELECT status, url, fields FROM callbacks WHERE order_no = ? ORDER BY id DESC LIMIT 1',
-            )
-            .get(orderNo);
-          if (!latest) return undefined;
-          const fields = JSON.parse(latest.fields) as Record<string, string>;
-          return queueCallback(orderNo, latest.status, { url: latest.url, fields }, at);
-        })
-        .immediate();
+      return inGroup(() => {
+        const latest = db
+          .prepare<[string], { status: string; url: string; fields: string }>(
+            'SELECT status, url, fields FROM callbacks WHERE order_no = ? ORDER BY id DESC LIMIT 1',
+          )
+          .get(orderNo);
+        if (!latest) return undefined;
+        const fields = JSON.parse(latest.fields) as Record<string, string>;
+        return queueCallback(orderNo, latest.status, { url: latest.url, fields }, at);
+      });
     },
 
     async list(filter: { failed?: boolean; limit: number }): Promise<CallbackRow[]> {

@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import { groupCommitter } from './group-commit.ts';
 import { TEST_SINK } from '../ledger.ts';
 import type { CallbackCount, OpsRepository, OutboxBacklog, ReconHealth, UnledgeredVersions } from '../ops.ts';
 
@@ -7,6 +8,7 @@ import type { CallbackCount, OpsRepository, OutboxBacklog, ReconHealth, Unledger
  * Kept apart from the repositories of the pipeline so the two change independently.
  */
 export function sqliteOps(db: Db): OpsRepository {
+  const write = groupCommitter(db);
   const beat = db.prepare<[string]>('UPDATE health_heartbeat SET beat = beat + 1, at = ? WHERE id = 1');
   // Two statements, each on a partial index: the outbox keeps every row it ever sent.
   const waiting = db.prepare<[], { queue: string; n: number; oldest: string }>(
@@ -49,7 +51,7 @@ export function sqliteOps(db: Db): OpsRepository {
   return {
     /** Commits a write (the readiness probe): throws when the store cannot commit (full disk, read-only). */
     async heartbeat(now: Date): Promise<void> {
-      db.transaction(() => beat.run(now.toISOString())).immediate();
+      await write(() => beat.run(now.toISOString()));
     },
 
     /** Outbox rows not handed over yet, per queue. */

@@ -124,10 +124,10 @@ export function sqliteOrders(db: Db): OrdersRepository {
     },
 
     async insert(row: PaymentRow, source: string): Promise<void> {
-      db.transaction(() => {
+      await inGroup(() => {
         insertPayment.run(row);
         insertEvent.run(row.orderNo, row.createdAt, row.status, row.debitAuthCode, source);
-      }).immediate();
+      });
     },
 
     /** Whether a once-link may be paid now: not when paid, nor while another payment of it is at the bank. */
@@ -143,19 +143,17 @@ export function sqliteOrders(db: Db): OrdersRepository {
      * transaction, so two payers of one household QR cannot both reach the bank). Undefined when started.
      */
     async startAttempt(orderNo: string, attempt: NewAttempt): Promise<AttemptRefusal | undefined> {
-      return db
-        .transaction((): AttemptRefusal | undefined => {
-          const order = orderBy.get(orderNo);
-          if (!order || order.status !== 'pending' || order.acquirerRef !== null) return 'already-started';
-          if (order.payLink !== null && order.payLinkUses === 'once') {
-            const state = linkState.get(order.payLink, orderNo);
-            if ((state?.paid ?? 0) > 0) return 'link-paid';
-            if ((state?.inProgress ?? 0) > 0) return 'link-in-progress';
-          }
-          startPayment.run({ orderNo, ...attempt });
-          return undefined;
-        })
-        .immediate();
+      return inGroup((): AttemptRefusal | undefined => {
+        const order = orderBy.get(orderNo);
+        if (!order || order.status !== 'pending' || order.acquirerRef !== null) return 'already-started';
+        if (order.payLink !== null && order.payLinkUses === 'once') {
+          const state = linkState.get(order.payLink, orderNo);
+          if ((state?.paid ?? 0) > 0) return 'link-paid';
+          if ((state?.inProgress ?? 0) > 0) return 'link-in-progress';
+        }
+        startPayment.run({ orderNo, ...attempt });
+        return undefined;
+      });
     },
 
     /** Orders nobody took to the bank, made before `before`, oldest first: the expiry sweep's work list. */
@@ -176,29 +174,27 @@ export function sqliteOrders(db: Db): OrdersRepository {
       callback: (order: OrderRow) => CallbackDraft | undefined,
       receipt: (order: OrderRow) => string | undefined = () => undefined,
     ): Promise<{ outcome: SettleOutcome; order: OrderRow }> {
-      return db
-        .transaction(() => {
-          const current = orderBy.get(orderNo);
-          if (!current) throw new Error(`no order ${orderNo}`);
-          if (current.status !== 'pending') {
-            if (current.status === result.status) return { outcome: 'unchanged' as const, order: current };
-            insertAnomaly.run(orderNo, current.status, result.code, result.source, at);
-            return { outcome: 'contradiction' as const, order: current };
-          }
-          // Pending stays pending: news only the first time the acquirer answers (its code was empty).
-          if (result.status === 'pending' && (current.debitAuthCode ?? '') !== '') {
-            return { outcome: 'unchanged' as const, order: current };
-          }
-          applyResult.run(result.status, result.code, result.txnId, result.txnTime, at, orderNo);
-          insertEvent.run(orderNo, at, result.status, result.code, result.source);
-          const order = orderBy.get(orderNo) as OrderRow;
-          const draft = callback(order);
-          if (draft) queueCallback(orderNo, result.status, draft, at);
-          const recipient = receipt(order);
-          if (recipient) queueReceipt(orderNo, recipient, at);
-          return { outcome: 'applied' as const, order };
-        })
-        .immediate();
+      return inGroup(() => {
+        const current = orderBy.get(orderNo);
+        if (!current) throw new Error(`no order ${orderNo}`);
+        if (current.status !== 'pending') {
+          if (current.status === result.status) return { outcome: 'unchanged' as const, order: current };
+          insertAnomaly.run(orderNo, current.status, result.code, result.source, at);
+          return { outcome: 'contradiction' as const, order: current };
+        }
+        // Pending stays pending: news only the first time the acquirer answers (its code was empty).
+        if (result.status === 'pending' && (current.debitAuthCode ?? '') !== '') {
+          return { outcome: 'unchanged' as const, order: current };
+        }
+        applyResult.run(result.status, result.code, result.txnId, result.txnTime, at, orderNo);
+        insertEvent.run(orderNo, at, result.status, result.code, result.source);
+        const order = orderBy.get(orderNo) as OrderRow;
+        const draft = callback(order);
+        if (draft) queueCallback(orderNo, result.status, draft, at);
+        const recipient = receipt(order);
+        if (recipient) queueReceipt(orderNo, recipient, at);
+        return { outcome: 'applied' as const, order };
+      });
     },
 
     /** Pending payments handed to an acquirer, oldest first: the status enquiry's work list. */

@@ -113,9 +113,9 @@ export function sqliteOutbox(db: Db): OutboxRepository {
 
     async markSentMany(ids: readonly number[], now: Date): Promise<void> {
       const mark = db.prepare('UPDATE outbox SET sent_at = ?, last_error = NULL WHERE id = ?');
-      db.transaction(() => {
+      await inGroup(() => {
         for (const id of ids) mark.run(now.toISOString(), id);
-      }).immediate();
+      });
     },
 
     /** Embedded mode: the row's job ran in this process, so it is sent and done at once. */
@@ -130,10 +130,10 @@ export function sqliteOutbox(db: Db): OutboxRepository {
 
     /** Redis mode: the job of this id can never succeed (a bad payload): not re-added, shown failed. */
     async markFailedForGood(jobId: string, error: string, now: Date): Promise<void> {
-      db.prepare('UPDATE outbox SET failed_at = ?, last_error = ? WHERE job_id = ? AND done_at IS NULL').run(
-        now.toISOString(),
-        error.slice(0, 2000),
-        jobId,
+      await inGroup(() =>
+        db
+          .prepare('UPDATE outbox SET failed_at = ?, last_error = ? WHERE job_id = ? AND done_at IS NULL')
+          .run(now.toISOString(), error.slice(0, 2000), jobId),
       );
     },
 
@@ -159,29 +159,39 @@ export function sqliteOutbox(db: Db): OutboxRepository {
       retryAt: Date | undefined,
       failed = retryAt === undefined,
     ): Promise<void> {
-      db.prepare(
-        `UPDATE outbox SET attempts = attempts + 1, last_error = ?, next_try_at = ?, failed_at = ? WHERE id = ?`,
-      ).run(error.slice(0, 2000), retryAt?.toISOString() ?? null, failed ? now.toISOString() : null, id);
+      await inGroup(() =>
+        db
+          .prepare(
+            `UPDATE outbox SET attempts = attempts + 1, last_error = ?, next_try_at = ?, failed_at = ? WHERE id = ?`,
+          )
+          .run(error.slice(0, 2000), retryAt?.toISOString() ?? null, failed ? now.toISOString() : null, id),
+      );
     },
 
     async redriveDue(now: Date, queue?: string): Promise<number> {
-      return db
-        .prepare(
-          `UPDATE outbox SET failed_at = NULL
-           WHERE failed_at IS NOT NULL AND next_try_at IS NOT NULL AND next_try_at <= ? AND sent_at IS NULL
-             AND (? IS NULL OR queue = ?)`,
-        )
-        .run(now.toISOString(), queue ?? null, queue ?? null).changes;
+      return inGroup(
+        () =>
+          db
+            .prepare(
+              `UPDATE outbox SET failed_at = NULL
+               WHERE failed_at IS NOT NULL AND next_try_at IS NOT NULL AND next_try_at <= ? AND sent_at IS NULL
+                 AND (? IS NULL OR queue = ?)`,
+            )
+            .run(now.toISOString(), queue ?? null, queue ?? null).changes,
+      );
     },
 
     /** Puts failed rows (of one queue, or all) back in line; returns how many. */
     async retryFailed(queue?: string): Promise<number> {
-      return db
-        .prepare(
-          `UPDATE outbox SET failed_at = NULL, next_try_at = NULL, attempts = 0
-           WHERE failed_at IS NOT NULL AND (? IS NULL OR queue = ?)`,
-        )
-        .run(queue ?? null, queue ?? null).changes;
+      return inGroup(
+        () =>
+          db
+            .prepare(
+              `UPDATE outbox SET failed_at = NULL, next_try_at = NULL, attempts = 0
+               WHERE failed_at IS NOT NULL AND (? IS NULL OR queue = ?)`,
+            )
+            .run(queue ?? null, queue ?? null).changes,
+      );
     },
 
     async failed(): Promise<(OutboxRow & { lastError: string | null; failedAt: string })[]> {

@@ -1,5 +1,6 @@
 import type { Db } from './db.ts';
 import { outboxWriter } from './outbox.ts';
+import { groupCommitter } from './group-commit.ts';
 import { RECEIPT_QUEUE, receiptJobId } from '../../queues.ts';
 import type { ReceiptAttempt, ReceiptRow, ReceiptsRepository } from '../receipts.ts';
 
@@ -23,6 +24,7 @@ export function receiptQueuer(db: Db) {
 
 /** Payer receipts: claimed for one attempt at a time, every attempt recorded. */
 export function sqliteReceipts(db: Db): ReceiptsRepository {
+  const write = groupCommitter(db);
   const byOrder = db.prepare<[string], ReceiptRow>(
     `SELECT ${RECEIPT_COLUMNS} FROM receipts WHERE order_no = ?`,
   );
@@ -56,21 +58,19 @@ export function sqliteReceipts(db: Db): ReceiptsRepository {
       now: string,
       leaseUntil: string,
     ): Promise<{ claimed: ReceiptRow; attempt: number } | { refused: 'done' | 'busy' }> {
-      return db
-        .transaction(() => {
-          const row = leasedByOrder.get(orderNo);
-          if (!row || row.state === 'sent') return { refused: 'done' as const };
-          if (row.leaseUntil !== null && row.leaseUntil > now) return { refused: 'busy' as const };
-          setLease.run(leaseUntil, row.id);
-          const { leaseUntil: _lease, ...claimed } = row;
-          return { claimed, attempt: attemptsOf.all(row.id).length + 1 };
-        })
-        .immediate();
+      return write(() => {
+        const row = leasedByOrder.get(orderNo);
+        if (!row || row.state === 'sent') return { refused: 'done' as const };
+        if (row.leaseUntil !== null && row.leaseUntil > now) return { refused: 'busy' as const };
+        setLease.run(leaseUntil, row.id);
+        const { leaseUntil: _lease, ...claimed } = row;
+        return { claimed, attempt: attemptsOf.all(row.id).length + 1 };
+      });
     },
 
     /** Records an attempt and releases the lease; a sent or refused attempt settles the receipt's state. */
     async recordAttempt(receiptId: number, attempt: ReceiptAttempt): Promise<void> {
-      db.transaction(() => {
+      await write(() => {
         insertAttempt.run(
           receiptId,
           attempt.attempt,
@@ -84,7 +84,7 @@ export function sqliteReceipts(db: Db): ReceiptsRepository {
           const sentAt = attempt.outcome === 'sent' ? attempt.at : null;
           finish.run(attempt.outcome, sentAt, attempt.messageId, receiptId);
         }
-      }).immediate();
+      });
     },
   };
 }

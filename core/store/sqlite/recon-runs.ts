@@ -1,5 +1,6 @@
 import type { Db } from './db.ts';
 import { outboxWriter } from './outbox.ts';
+import { groupCommitter } from './group-commit.ts';
 import { RECON_EMAIL_QUEUE, reconEmailJobId, reconRemailJobId } from '../../queues.ts';
 import type { NewReconRun, ReconDelivery, ReconRunRow, ReconRunsRepository } from '../recon-runs.ts';
 
@@ -17,57 +18,56 @@ const parseRun = (row: RawRun): ReconRunRow => ({
 /** Reconciliation runs, their files and their e-mail deliveries. */
 export function sqliteReconRuns(db: Db): ReconRunsRepository {
   const writeOutbox = outboxWriter(db);
+  const write = groupCommitter(db);
   return {
     /** Records a finished run and, in the same transaction, the job that e-mails it. */
     async record(run: NewReconRun): Promise<ReconRunRow> {
-      return db
-        .transaction(() => {
-          // Two workers may both have built the night's workbook: the first recorded is the night's run.
-          const nightly =
-            run.trigger === 'nightly'
-              ? db
-                  .prepare<[string, string], RawRun>(
-                    `SELECT ${RUN_COLUMNS} FROM recon_runs
+      return write(() => {
+        // Two workers may both have built the night's workbook: the first recorded is the night's run.
+        const nightly =
+          run.trigger === 'nightly'
+            ? db
+                .prepare<[string, string], RawRun>(
+                  `SELECT ${RUN_COLUMNS} FROM recon_runs
                      WHERE sink = ? AND business_date = ? AND trigger = 'nightly' ORDER BY id LIMIT 1`,
-                  )
-                  .get(run.sink, run.businessDate)
-              : undefined;
-          if (nightly) return parseRun(nightly);
-          const previous = db
-            .prepare<[string, string], { id: number }>(
-              'SELECT id FROM recon_runs WHERE sink = ? AND business_date = ? ORDER BY id DESC LIMIT 1',
-            )
-            .get(run.sink, run.businessDate);
-          const { lastInsertRowid } = db
-            .prepare(
-              `INSERT INTO recon_runs (sink, business_date, trigger, as_of, started_at, finished_at, fingerprint, file,
+                )
+                .get(run.sink, run.businessDate)
+            : undefined;
+        if (nightly) return parseRun(nightly);
+        const previous = db
+          .prepare<[string, string], { id: number }>(
+            'SELECT id FROM recon_runs WHERE sink = ? AND business_date = ? ORDER BY id DESC LIMIT 1',
+          )
+          .get(run.sink, run.businessDate);
+        const { lastInsertRowid } = db
+          .prepare(
+            `INSERT INTO recon_runs (sink, business_date, trigger, as_of, started_at, finished_at, fingerprint, file,
                file_sha256, file_bytes, input_counts, totals, previous_run, changes)
              VALUES (@sink, @businessDate, @trigger, @asOf, @startedAt, @finishedAt, @fingerprint, @file, @fileSha256,
                @fileBytes, @inputCounts, @totals, @previousRun, @changes)`,
-            )
-            .run({
-              sink: run.sink,
-              businessDate: run.businessDate,
-              trigger: run.trigger,
-              asOf: run.asOf,
-              startedAt: run.startedAt,
-              finishedAt: run.finishedAt,
-              fingerprint: run.fingerprint,
-              file: run.file,
-              fileSha256: run.fileSha256,
-              fileBytes: run.fileBytes,
-              changes: run.changes,
-              inputCounts: JSON.stringify(run.inputCounts),
-              totals: JSON.stringify(run.totals),
-              previousRun: previous?.id ?? null,
-            });
-          const id = Number(lastInsertRowid);
-          if (run.email) writeOutbox(RECON_EMAIL_QUEUE, reconEmailJobId(id), { runId: id }, run.finishedAt);
-          return parseRun(
-            db.prepare<[number], RawRun>(`SELECT ${RUN_COLUMNS} FROM recon_runs WHERE id = ?`).get(id)!,
-          );
-        })
-        .immediate();
+          )
+          .run({
+            sink: run.sink,
+            businessDate: run.businessDate,
+            trigger: run.trigger,
+            asOf: run.asOf,
+            startedAt: run.startedAt,
+            finishedAt: run.finishedAt,
+            fingerprint: run.fingerprint,
+            file: run.file,
+            fileSha256: run.fileSha256,
+            fileBytes: run.fileBytes,
+            changes: run.changes,
+            inputCounts: JSON.stringify(run.inputCounts),
+            totals: JSON.stringify(run.totals),
+            previousRun: previous?.id ?? null,
+          });
+        const id = Number(lastInsertRowid);
+        if (run.email) writeOutbox(RECON_EMAIL_QUEUE, reconEmailJobId(id), { runId: id }, run.finishedAt);
+        return parseRun(
+          db.prepare<[number], RawRun>(`SELECT ${RUN_COLUMNS} FROM recon_runs WHERE id = ?`).get(id)!,
+        );
+      });
     },
 
     // The workbook is the file in DATA_DIR: one machine holds both it and this database.
@@ -124,7 +124,7 @@ export function sqliteReconRuns(db: Db): ReconRunsRepository {
     },
 
     async requestRemail(runId: number, at: string): Promise<void> {
-      db.transaction(() => {
+      await write(() => {
         const sent =
           db
             .prepare<[number], { n: number }>(
@@ -132,14 +132,18 @@ export function sqliteReconRuns(db: Db): ReconRunsRepository {
             )
             .get(runId)?.n ?? 0;
         writeOutbox(RECON_EMAIL_QUEUE, reconRemailJobId(runId, sent), { runId, sentBefore: sent }, at);
-      }).immediate();
+      });
     },
 
     async recordDelivery(delivery: ReconDelivery): Promise<void> {
-      db.prepare(
-        `INSERT INTO recon_deliveries (run_id, recipients, attempt, at, outcome, message_id, detail)
-         VALUES (@runId, @recipients, @attempt, @at, @outcome, @messageId, @detail)`,
-      ).run({ ...delivery, recipients: JSON.stringify(delivery.recipients) });
+      await write(() =>
+        db
+          .prepare(
+            `INSERT INTO recon_deliveries (run_id, recipients, attempt, at, outcome, message_id, detail)
+             VALUES (@runId, @recipients, @attempt, @at, @outcome, @messageId, @detail)`,
+          )
+          .run({ ...delivery, recipients: JSON.stringify(delivery.recipients) }),
+      );
     },
 
     /** Whether the run's e-mail was queued (not for a replay, a run recorded with no mail, no recipients). */
