@@ -54,6 +54,8 @@ interface Column {
  * last, over what the triggers wrote, so they hold exactly the source's rows (a count moved to zero too).
  */
 const DERIVED = ['payment_day_counts'];
+/** SQLite's own: PostgreSQL counts an agency's ledger per day when a report asks (decision 234). */
+const SQLITE_ONLY = ['ledger_day_counts'];
 /** Rows per INSERT: well under PostgreSQL's 65,535 parameters for the widest table. */
 const ROWS_PER_INSERT = 500;
 
@@ -64,7 +66,8 @@ function tablesInOrder(db: Database.Database): string[] {
          AND name <> 'schema_migrations' ORDER BY name`,
     )
     .all()
-    .map((r) => r.name);
+    .map((r) => r.name)
+    .filter((name) => !SQLITE_ONLY.includes(name));
   // Parents before children, so every foreign key finds its row.
   const ordered: string[] = [];
   const visit = (name: string, path: Set<string>) => {
