@@ -102,6 +102,10 @@ export function createBullWorkers(
      * it lets go instead: the connections are dropped and the jobs in flight left to their locks' expiry.
      */
     async stop(): Promise<void> {
+      // A worker closed while its connections are still starting (a stop right after start) has BullMQ
+      // re-throw the start-up's "Connection is closed" as an unhandled rejection: let them finish starting
+      // first, for as long as Redis answers within a check.
+      await settlesBy(Promise.all(workers.map((w) => w.waitUntilReady())), Date.now() + STOP_CHECK_MS);
       let closed = false;
       const closing = Promise.all(workers.map((w) => w.close())).then(() => (closed = true));
       let silentSince: number | undefined;
