@@ -1,7 +1,7 @@
 /**
- * Paging over rows counted per day (the payment report's per-day counts, the zakat report's ledger days),
- * as the SQLite reads of both reports do it: a page at any depth is read from the day it starts on, skipping only rows
- * of that day, and, when several agencies' rows are sorted together, up to the last day it reaches.
+ * Paging over rows counted per day (the payment report's per-day counts on both engines, the zakat report's
+ * ledger days on SQLite): a page at any depth is read from the day it starts on, skipping only rows of that
+ * day, and up to the last day it reaches.
  */
 
 /** Rows of one day, in report order of days. */

@@ -18,8 +18,6 @@ export interface PaymentReportRepository {
   /** One page of the agencies' payments and the total, from one snapshot; a deep page costs about the first. */
   page(filter: PaymentFilter, limit: number, offset: number): Promise<{ rows: PaymentRow[]; total: number }>;
 
-  count(filter: PaymentFilter): Promise<number>;
-
   /** Every matching payment, in report order, streamed in chunks (memory stays flat). */
   all(filter: PaymentFilter): AsyncGenerator<PaymentRow>;
 

@@ -125,7 +125,6 @@ test('payment pages, totals and streams of one agency or several equal a plain s
           };
           const { rows, total } = await store.paymentReport.page(filter, q.limit, q.page * q.limit);
           assert.equal(total, expected.length, 'total');
-          assert.equal(await store.paymentReport.count(filter), expected.length, 'count');
           assert.deepEqual(
             rows.map((row) => `${row.orderNo}:${row.status}`),
             expected.slice(q.page * q.limit, (q.page + 1) * q.limit),

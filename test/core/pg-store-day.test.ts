@@ -144,7 +144,10 @@ test('a day copied from SQLite into PostgreSQL reads the same on both engines', 
     const all = await collect(sqlite.paymentReport.all(filter));
     assert.ok(all.length > 10);
     assert.deepEqual(await collect(pg.paymentReport.all(filter)), all);
-    assert.equal(await pg.paymentReport.count(filter), await sqlite.paymentReport.count(filter));
+    assert.equal(
+      (await pg.paymentReport.page(filter, 1, 0)).total,
+      (await sqlite.paymentReport.page(filter, 1, 0)).total,
+    );
     for (const isApproved of [undefined, true, false])
       for (const offset of [0, 7])
         assert.deepEqual(
@@ -161,7 +164,7 @@ test('a day copied from SQLite into PostgreSQL reads the same on both engines', 
       await pg.paymentReport.page(sellerOrderNo, 5, 0),
       await sqlite.paymentReport.page(sellerOrderNo, 5, 0),
     );
-    assert.equal(await pg.paymentReport.count(sellerOrderNo), 1);
+    assert.equal((await pg.paymentReport.page(sellerOrderNo, 1, 0)).total, 1);
     const one = all[3]!;
     assert.deepEqual(
       await pg.paymentReport.find(['LZS'], { orderNo: one.orderNo }),

@@ -5,7 +5,7 @@
  */
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import { reconEmailJobId } from '../../queues.ts';
-import { LATEST_IN_LEDGER } from './ledger-latest.ts';
+import { LATEST_IN_LEDGER } from '../ledger-latest.ts';
 import { statement, type PgDb } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';
 import { seekRows } from '../keyset.ts';

@@ -6,6 +6,7 @@ import { klDayStartUtc, nextDay } from '../../time.ts';
 import { statement, type PgDb, type Queryable } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';
 import { mergedInOrder, paymentBefore, seekRows } from '../keyset.ts';
+import { placePage, type DayCount } from '../day-pages.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { FoundPayment, PaymentFilter, PaymentReportRepository } from '../payment-report.ts';
 
@@ -65,25 +66,15 @@ const dayStart = (day: string): string => {
   return start.startsWith('0000-') ? '-infinity' : start;
 };
 
-/**
- * The instant that ends the last of `days` (counts from a page's first day on) that a page needing `need`
- * rows reaches; undefined when the page reaches past them all.
- */
-function endOfPage(days: readonly { day: string; n: number }[], need: number): string | undefined {
-  let covered = 0;
-  for (const { day, n } of days) {
-    covered += n;
-    if (covered >= need) return day >= '9999-12-31' ? END_OF_TIME : klDayStartUtc(nextDay(day));
-  }
-  return undefined;
-}
+/** The instant that ends a KL day ('infinity' for the last day there is, which has no next day). */
+const dayEnd = (day: string): string => (day >= '9999-12-31' ? END_OF_TIME : klDayStartUtc(nextDay(day)));
 
 function bind(f: PaymentFilter) {
   const agencies = typeof f.agency === 'string' ? [f.agency] : [...new Set(f.agency)];
   return {
     agencies,
     from: dayStart(f.firstDay),
-    to: f.lastDay >= '9999-12-31' ? END_OF_TIME : klDayStartUtc(nextDay(f.lastDay)),
+    to: dayEnd(f.lastDay),
     approved: f.isApproved ?? null,
     sellerOrderNo: f.sellerOrderNo ?? null,
   };
@@ -99,7 +90,7 @@ const whereValues = (p: Bound, from = p.from, to = p.to) => [
 ];
 
 async function dayCounts(q: Queryable, f: PaymentFilter, p: Bound) {
-  return q.rows<{ day: string; n: number }>(DAY_COUNTS, [p.agencies, f.firstDay, f.lastDay, p.approved]);
+  return q.rows<DayCount>(DAY_COUNTS, [p.agencies, f.firstDay, f.lastDay, p.approved]);
 }
 
 /** The payment report's reads over payments (checkout orders and pay-link payments). */
@@ -116,30 +107,17 @@ export function pgPaymentReport(db: PgDb): PaymentReportRepository {
           const rows = await tx.rows<PaymentRow>(PAGE, [...whereValues(p), limit, offset]);
           return { rows, total: (await tx.row<{ n: number }>(COUNT, whereValues(p)))?.n ?? 0 };
         }
-        const days = await dayCounts(tx, filter, p);
-        const total = days.reduce((sum, day) => sum + day.n, 0);
-        let skip = offset;
-        for (const [i, day] of days.entries()) {
-          if (skip < day.n) {
-            // The read stops at the end of the last day the page reaches: the sort never sees the rest.
-            const to = endOfPage(days.slice(i), skip + limit) ?? p.to;
-            const rows = await tx.rows<PaymentRow>(PAGE, [
-              ...whereValues(p, dayStart(day.day), to),
-              limit,
-              skip,
-            ]);
-            return { rows, total };
-          }
-          skip -= day.n;
-        }
-        return { rows: [], total };
+        const { total, place } = placePage(await dayCounts(tx, filter, p), offset, limit);
+        if (!place) return { rows: [], total };
+        // The read stops at the end of the last day the page reaches: the sort never sees the rest.
+        const to = place.lastDay === undefined ? p.to : dayEnd(place.lastDay);
+        const rows = await tx.rows<PaymentRow>(PAGE, [
+          ...whereValues(p, dayStart(place.day), to),
+          limit,
+          place.skip,
+        ]);
+        return { rows, total };
       });
-    },
-
-    async count(filter) {
-      const p = bind(filter);
-      if (p.sellerOrderNo !== null) return (await db.row<{ n: number }>(COUNT, whereValues(p)))?.n ?? 0;
-      return (await dayCounts(db, filter, p)).reduce((sum, day) => sum + day.n, 0);
     },
 
     /**

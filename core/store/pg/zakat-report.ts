@@ -3,7 +3,7 @@
  * by business day in posting order (decision 229); a page and its total from one snapshot; every row
  * streamed by keyset, 1,000 at a time (../keyset.ts).
  */
-import { LATEST_IN_LEDGER, NO_LATER_IN_LEDGER } from './ledger-latest.ts';
+import { LATEST_IN_LEDGER, NO_LATER_IN_LEDGER } from '../ledger-latest.ts';
 import { statement, type PgDb } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';
 import { mergedInOrder, seekRows, zakatBefore } from '../keyset.ts';

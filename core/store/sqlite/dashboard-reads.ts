@@ -7,6 +7,7 @@ import { klDayStartUtc, nextDay } from '../../time.ts';
 import { reconEmailJobId } from '../../queues.ts';
 import type { Db } from './db.ts';
 import { seekRows } from '../keyset.ts';
+import { NO_LATER_IN_LEDGER } from '../ledger-latest.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { CallbackAttempt, CallbackRow } from '../callbacks.ts';
 import type { ZakatReportRow } from '../zakat-report.ts';
@@ -42,9 +43,7 @@ const POSTING_COLUMNS = `n.posting_id AS postingId, n.sink, n.orderno, n.status,
   n.dependants, n.exceptions`;
 
 /** A posting's latest version in the agency's ledger (through the ledger's day index and primary key). */
-const LATEST = `l.sink = @agency AND l.business_date BETWEEN @firstDay AND @lastDay
-  AND NOT EXISTS (SELECT 1 FROM ledger_entries l2
-    WHERE l2.sink = l.sink AND l2.posting_id = l.posting_id AND l2.version > l.version)`;
+const LATEST = `l.sink = @agency AND l.business_date BETWEEN @firstDay AND @lastDay AND ${NO_LATER_IN_LEDGER}`;
 
 /** code 'any': every posting with an exception code (the overview's link). */
 const CODE_FILTER = `AND (@code IS NULL OR (@code = 'any' AND l.exceptions <> '[]')
@@ -134,9 +133,7 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
        sum(l.status = 'pending') AS pending, sum(l.status = 'failed') AS failed,
        sum(l.exceptions <> '[]') AS exceptions
      FROM ledger_entries l
-     WHERE l.sink = @agency AND l.business_date BETWEEN @firstDay AND @lastDay
-       AND NOT EXISTS (SELECT 1 FROM ledger_entries l2
-         WHERE l2.sink = l.sink AND l2.posting_id = l.posting_id AND l2.version > l.version)
+     WHERE ${LATEST}
      GROUP BY l.business_date`,
   );
   const paymentDays = db.prepare<
@@ -188,9 +185,7 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
   // Flagged entries only, straight from the ledger (it keeps each version's codes): no posting row is read.
   const codes = db.prepare<{ agency: string; firstDay: string; lastDay: string }, { code: string }>(
     `SELECT DISTINCT j.value AS code FROM ledger_entries l, json_each(l.exceptions) j
-     WHERE l.sink = @agency AND l.business_date BETWEEN @firstDay AND @lastDay AND l.exceptions <> '[]'
-       AND NOT EXISTS (SELECT 1 FROM ledger_entries l2
-         WHERE l2.sink = l.sink AND l2.posting_id = l.posting_id AND l2.version > l.version)
+     WHERE ${LATEST} AND l.exceptions <> '[]'
      ORDER BY 1`,
   );
 

@@ -111,14 +111,6 @@ export function sqlitePaymentReport(db: Db): PaymentReportRepository {
       })();
     },
 
-    async count(filter: PaymentFilter): Promise<number> {
-      const agencies = agenciesOf(filter);
-      const p = params(filter, agencies);
-      const several = agencies.length > 1;
-      if (p.sellerOrderNo !== null) return (several ? countAny : count).get(p)?.n ?? 0;
-      return (several ? dayCountsAny : dayCounts).all(p).reduce((sum, day) => sum + day.n, 0);
-    },
-
     /**
      * Every matching payment, in report order, fetched 1,000 at a time by keyset: memory stays flat and the
      * connection is never held between chunks (better-sqlite3 cannot run other statements mid-iteration).

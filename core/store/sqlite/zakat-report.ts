@@ -1,5 +1,6 @@
 import type { Db } from './db.ts';
 import { placePage, type DayCount } from '../day-pages.ts';
+import { NO_LATER_IN_LEDGER } from '../ledger-latest.ts';
 import { mergedInOrder, seekRows, zakatBefore } from '../keyset.ts';
 import type { ZakatQuery, ZakatReportRepository, ZakatReportRow } from '../zakat-report.ts';
 
@@ -21,10 +22,8 @@ const ANY_SINK = 'l.sink IN (SELECT value FROM json_each(@sinks))';
  * nightly workbook and the dashboard show (decision 229). The ledger's day index holds the posting and
  * version, so this walks the days' entries in report order, each checked against the primary key.
  */
-const LATEST_VERSION = `NOT EXISTS (SELECT 1 FROM ledger_entries l2
-  WHERE l2.sink = l.sink AND l2.posting_id = l.posting_id AND l2.version > l.version)`;
 const latest = (sinks: string) => `FROM ledger_entries l
-  WHERE ${sinks} AND l.business_date BETWEEN @start AND @end AND ${LATEST_VERSION}`;
+  WHERE ${sinks} AND l.business_date BETWEEN @start AND @end AND ${NO_LATER_IN_LEDGER}`;
 
 /** Report order: business day, then posting (then agency, for a posting in two agencies' ledgers). */
 const ORDER = 'ORDER BY l.business_date, l.posting_id, l.sink';
@@ -55,7 +54,7 @@ export const ZAKAT_PAGE_SQL = pageSql(ONE_SINK);
 export const ZAKAT_SEEK_SQL = withRows(`SELECT l.sink, l.posting_id, l.version, l.business_date
   FROM ledger_entries l
   WHERE l.sink = @sink AND (l.business_date, l.posting_id) > (@afterDay, @afterPosting) AND l.business_date <= @end
-    AND ${LATEST_VERSION} ${ORDER} LIMIT @limit`);
+    AND ${NO_LATER_IN_LEDGER} ${ORDER} LIMIT @limit`);
 
 type Bound = { sink: string; sinks: string; start: string; end: string };
 

@@ -1,6 +1,7 @@
 /**
- * "This ledger entry `l` is its posting's latest version in its agency's ledger", in the two forms
- * PostgreSQL's planner needs (decision 229). Same rows; the plans differ:
+ * "This ledger entry `l` is its posting's latest version in its agency's ledger", for the reads of both
+ * engines. SQLite walks either form through the primary key; PostgreSQL's planner needs each in its place
+ * (decision 229). Same rows; the plans differ:
  * - LATEST_IN_LEDGER, for counts and pages over a range of days: a scalar subquery, one primary-key
  *   lookup per entry of the days asked for. Written as NOT EXISTS, the planner joined the range with a
  *   hash of the whole ledger: a read of every entry ever made, for one day's count.
