@@ -13,6 +13,7 @@ import { onCleanup, startApp } from '../helpers.ts';
 import { startMerchant } from '../support/merchant.ts';
 import { paidOrders } from '../support/orders.ts';
 import { startRedis } from '../support/redis.ts';
+import { freePort } from '../support/free-port.ts';
 import { runCli, startWorkerProcess, stopGracefully } from '../bin/processes.ts';
 
 const LONG_POLL_MS = 60_000;
@@ -102,4 +103,29 @@ test('Redis mode: a payment in the web process, and an operator redelivering a c
   await merchant.waitFor(3, WOKEN_WITHIN_MS);
   t.diagnostic(`redelivered ${Date.now() - t1} ms after amil exited`);
   await stopGracefully(worker);
+});
+
+test('amil callbacks redeliver with Redis unreachable still queues the callback and exits 0 at once', async (t) => {
+  const app = await startApp(t);
+  const merchant = await startMerchant(t);
+  const [orderNo] = await paidOrders(
+    app.deps.store.orders,
+    merchant.url,
+    1,
+    new Date().toISOString(),
+    'DOWN',
+  );
+  // A port nothing listens on: the wake cannot be published, and is a hint the workers' polls make up for.
+  const redisUrl = `redis://127.0.0.1:${await freePort()}`;
+  const t0 = Date.now();
+  const redelivered = await runCli(['callbacks', 'redeliver', orderNo!], {
+    ...app.storeEnv,
+    REDIS_URL: redisUrl,
+  });
+  const took = Date.now() - t0;
+  assert.equal(redelivered.code, 0, redelivered.stderr);
+  assert.match(redelivered.stdout, /^Callback \d+ of DOWN0 queued/);
+  assert.equal((await app.deps.store.callbacks.ofOrder(orderNo!)).length, 2, 'the new callback is stored');
+  t.diagnostic(`amil took ${took} ms`);
+  assert.ok(took < 15_000, `amil waited ${took} ms on a Redis that is not there`);
 });
