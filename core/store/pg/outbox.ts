@@ -40,17 +40,25 @@ export async function completeOutbox(tx: Queryable, completion: OutboxCompletion
 }
 
 const ROW = `id, queue, job_id AS "jobId", payload, attempts`;
-// Oldest first, at most $2 of each queue (one queue's backlog never hides another's work), none of queue
-// $3 (the queue workers lease themselves; a null $3 excludes nothing).
-const WAITING = `SELECT id FROM (
-    SELECT id, row_number() OVER (PARTITION BY queue ORDER BY id) AS nth FROM outbox
-    WHERE sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= $1)
-      AND queue IS DISTINCT FROM $3::text) w
-  WHERE nth <= $2`;
+// Of each queue with rows waiting (found by a skip scan of outbox_waiting, one index seek per queue), the
+// oldest due rows, at most $2 (one queue's backlog never hides another's work), read through that queue's
+// own index range; none of queue $3 (the queue workers lease themselves; a null $3 excludes nothing).
+// Decision 236: this read every waiting row of every queue.
+const WAITING = `WITH RECURSIVE queues(name) AS (
+    SELECT (SELECT min(queue) FROM outbox WHERE sent_at IS NULL AND failed_at IS NULL)
+    UNION ALL
+    SELECT (SELECT min(queue) FROM outbox WHERE sent_at IS NULL AND failed_at IS NULL AND queue > queues.name)
+    FROM queues WHERE queues.name IS NOT NULL)
+  SELECT w.id FROM queues CROSS JOIN LATERAL (
+    SELECT id FROM outbox
+    WHERE queue = queues.name AND sent_at IS NULL AND failed_at IS NULL
+      AND (next_try_at IS NULL OR next_try_at <= $1)
+    ORDER BY id LIMIT $2) w
+  WHERE queues.name IS DISTINCT FROM $3::text`;
 // The waiting ids are computed once (an array, then read by primary key): as `id IN (...)` the planner,
 // misled by a table not analysed since its backlog arrived, joined every waiting row with every other
-// (seconds for a few thousand rows: decision 180).
-const PENDING = statement(`SELECT ${ROW} FROM outbox WHERE id = ANY(ARRAY(${WAITING})) ORDER BY id`);
+// (seconds for a few thousand rows: decision 180). Exported for the plan test.
+export const PENDING = statement(`SELECT ${ROW} FROM outbox WHERE id = ANY(ARRAY(${WAITING})) ORDER BY id`);
 // The conditions again on the locked row: a row another relay sent since this statement began is re-read
 // after its lock is released, and dropped.
 const CLAIM = statement(
@@ -60,8 +68,8 @@ const CLAIM = statement(
 );
 // Rows another process is leasing right now are skipped, never waited for. The chosen rows are
 // MATERIALIZED: a locking subquery joined in place may be scanned again, and with SKIP LOCKED each scan
-// picks other rows (more than $3 leased; the test caught it).
-const LEASE = statement(
+// picks other rows (more than $3 leased; the test caught it). Exported for the plan test.
+export const LEASE = statement(
   `WITH chosen AS MATERIALIZED (
      SELECT id FROM outbox
      WHERE queue = $1 AND sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= $2)

@@ -36,30 +36,45 @@ export function outboxCompleter(db: Db) {
   };
 }
 
+// The queues with rows waiting, one index seek each (a skip scan of outbox_waiting: decision 236).
+const QUEUES_WAITING = `WITH RECURSIVE queues(name) AS (
+    SELECT (SELECT min(queue) FROM outbox WHERE sent_at IS NULL AND failed_at IS NULL)
+    UNION ALL
+    SELECT (SELECT min(queue) FROM outbox WHERE sent_at IS NULL AND failed_at IS NULL AND queue > queues.name)
+    FROM queues WHERE queues.name IS NOT NULL)`;
+
+/**
+ * What the runtimes look at (decision 236): of each queue with rows waiting, the oldest due ones, at most
+ * $2 (one queue's backlog never hides another's work), read through that queue's own index range; none of
+ * queue $3 (the queue workers lease themselves; a null $3 excludes nothing). Exported for the plan test.
+ */
+export const OUTBOX_PENDING_SQL = `${QUEUES_WAITING}
+  SELECT o.id, o.queue, o.job_id AS jobId, o.payload, o.attempts FROM queues JOIN outbox o
+    ON o.id IN (SELECT w.id FROM outbox w
+                WHERE w.queue = queues.name AND w.sent_at IS NULL AND w.failed_at IS NULL
+                  AND (w.next_try_at IS NULL OR w.next_try_at <= ?)
+                ORDER BY w.id LIMIT ?)
+  WHERE queues.name IS NOT ? ORDER BY o.id`;
+
+/**
+ * A worker's lease of one queue's oldest due rows, in one statement under the write lock: two processes
+ * sharing the file never lease the same row. Exported for the plan test.
+ */
+export const OUTBOX_LEASE_SQL = `UPDATE outbox SET next_try_at = ? WHERE id IN (
+    SELECT id FROM outbox
+    WHERE queue = ? AND sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= ?)
+    ORDER BY id LIMIT ?)
+  RETURNING id, queue, job_id AS jobId, payload, attempts`;
+
 /** The runtimes' view of the outbox. */
 export function sqliteOutbox(db: Db): OutboxRepository {
   const write = outboxWriter(db);
   const complete = outboxCompleter(db);
   // The jobs of one turn (a callback job runs 32 at once) record their outcome in one commit (issue 17).
   const inGroup = groupCommitter(db);
-  // `queue IS NOT ?`: a null `except` excludes nothing.
-  const selectPending = db.prepare<[string, string | null, number], OutboxRow>(
-    `SELECT id, queue, jobId, payload, attempts FROM (
-       SELECT id, queue, job_id AS jobId, payload, attempts,
-         row_number() OVER (PARTITION BY queue ORDER BY id) AS nth
-       FROM outbox
-       WHERE sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= ?)
-         AND queue IS NOT ?)
-     WHERE nth <= ? ORDER BY id`,
-  );
+  const selectPending = db.prepare<[string, number, string | null], OutboxRow>(OUTBOX_PENDING_SQL);
   // One statement under the write lock: two processes sharing the file never lease the same row.
-  const leaseRows = db.prepare<[string, string, string, number], OutboxRow>(
-    `UPDATE outbox SET next_try_at = ? WHERE id IN (
-       SELECT id FROM outbox
-       WHERE queue = ? AND sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= ?)
-       ORDER BY id LIMIT ?)
-     RETURNING id, queue, job_id AS jobId, payload, attempts`,
-  );
+  const leaseRows = db.prepare<[string, string, string, number], OutboxRow>(OUTBOX_LEASE_SQL);
   const markOne = db.prepare<[string, number]>(
     'UPDATE outbox SET sent_at = ?, last_error = NULL WHERE id = ?',
   );
@@ -79,7 +94,7 @@ export function sqliteOutbox(db: Db): OutboxRepository {
      * backlog never hides another's work), skipping failed rows and those waiting for a retry.
      */
     async pending(limitPerQueue: number, now: Date): Promise<OutboxRow[]> {
-      return selectPending.all(now.toISOString(), null, limitPerQueue);
+      return selectPending.all(now.toISOString(), limitPerQueue, null);
     },
 
     async handOver(limitPerQueue, now, send, except) {
@@ -87,7 +102,7 @@ export function sqliteOutbox(db: Db): OutboxRepository {
       // rows stay pending while Redis is asked (a Redis that is down leaves them visibly waiting). Workers
       // on one host sharing the file may still both add a row; BullMQ's job id keeps that to one job.
       const run = handing.then(async () => {
-        const rows = selectPending.all(now.toISOString(), except ?? null, limitPerQueue);
+        const rows = selectPending.all(now.toISOString(), limitPerQueue, except ?? null);
         if (rows.length === 0) return 0;
         const refused = (await send(rows)) ?? new Map<number, string>();
         // In the group commit: it shares the commit of the jobs' writes of this turn, and waits for another

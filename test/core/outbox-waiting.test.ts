@@ -1,0 +1,119 @@
+/**
+ * The outbox's waiting rows by queue (decision 236). The runtimes look at the outbox every poll, and a Redis
+ * worker leases its callbacks from it; both used to read every waiting row of every queue (a merchant down
+ * for a day leaves a backlog of callbacks scheduled for later; a big bank batch, normalise rows). Now each
+ * reads its queues' own index ranges: a backlog in one queue costs another queue's lease nothing, and a look
+ * reads at most what it returns (plus rows scheduled for later among them).
+ */
+import assert from 'node:assert/strict';
+import { onBothEngines, type EngineStore } from '../support/engines.ts';
+import { OUTBOX_LEASE_SQL, OUTBOX_PENDING_SQL } from '../../core/store/sqlite/outbox.ts';
+import { LEASE, PENDING } from '../../core/store/pg/outbox.ts';
+
+const NOW = new Date('2026-11-20T02:00:00.000Z');
+const LATER = '2026-11-21T02:00:00.000Z';
+const UNTIL = new Date('2026-11-20T02:00:40.000Z');
+
+/** The plan of `sql` with its parameters as literals (each `?` in turn, or `$n`), one line per step. */
+async function planOf(store: EngineStore, sql: string, literals: string[]): Promise<string[]> {
+  if (store.engine === 'sqlite') {
+    let next = 0;
+    const text = sql.replace(/\?/g, () => literals[next++]!);
+    const rows = await store.sql<{ detail: string }>(`EXPLAIN QUERY PLAN ${text}`);
+    return rows.map((r) => r.detail);
+  }
+  const text = sql.replace(/\$(\d+)/g, (_m, n: string) => literals[Number(n) - 1]!);
+  const rows = await store.sql<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`);
+  return rows.map((r) => r['QUERY PLAN']);
+}
+
+/** A backlog: `n` normalise rows, every other one scheduled for tomorrow, then a few rows of two more queues. */
+async function backlog(store: EngineStore, n: number): Promise<void> {
+  const values = (queue: string, from: number, to: number, later: (i: number) => boolean) =>
+    Array.from(
+      { length: to - from },
+      (_, k) =>
+        `('${queue}', '${queue}:${from + k}', '{}', '${NOW.toISOString()}', ` +
+        `${later(from + k) ? `'${LATER}'` : 'NULL'})`,
+    ).join(', ');
+  for (let from = 0; from < n; from += 5000)
+    await store.write(
+      `INSERT INTO outbox (queue, job_id, payload, created_at, next_try_at) VALUES ${values('normalise', from, Math.min(n, from + 5000), (i) => i % 2 === 1)}`,
+    );
+  await store.write(
+    `INSERT INTO outbox (queue, job_id, payload, created_at, next_try_at) VALUES ${values('callbacks', 0, 30, () => false)}`,
+  );
+  await store.write(
+    `INSERT INTO outbox (queue, job_id, payload, created_at, next_try_at) VALUES ${values('ledger:LZS', 0, 3, () => false)}`,
+  );
+  await store.write('ANALYZE');
+}
+
+onBothEngines(
+  'a look at the outbox takes each queue oldest first, at most its share, and due rows only',
+  async (_t, store) => {
+    await backlog(store, 2000);
+    const rows = await store.outbox.pending(500, NOW);
+    const byQueue = (queue: string) => rows.filter((r) => r.queue === queue).map((r) => r.jobId);
+    assert.equal(byQueue('normalise').length, 500);
+    // Due only (every even one), oldest first.
+    assert.deepEqual(byQueue('normalise').slice(0, 3), ['normalise:0', 'normalise:2', 'normalise:4']);
+    assert.equal(byQueue('callbacks').length, 30);
+    assert.deepEqual(byQueue('ledger:LZS'), ['ledger:LZS:0', 'ledger:LZS:1', 'ledger:LZS:2']);
+    assert.deepEqual(
+      rows.map((r) => r.id),
+      [...rows.map((r) => r.id)].sort((a, b) => a - b),
+      'in id order',
+    );
+    // A relay leaving the leased queue to the workers reads the rest, all of it.
+    let handed: string[] = [];
+    await store.outbox.handOver(
+      500,
+      NOW,
+      (taken) => {
+        handed = taken.map((r) => r.queue);
+        return Promise.resolve();
+      },
+      'callbacks',
+    );
+    assert.deepEqual(new Set(handed), new Set(['normalise', 'ledger:LZS']));
+    assert.equal(handed.length, 503);
+    // The lease of one queue behind another's backlog.
+    const leased = await store.outbox.lease('callbacks', 16, NOW, UNTIL);
+    assert.deepEqual(
+      leased.map((r) => r.jobId),
+      Array.from({ length: 16 }, (_, i) => `callbacks:${i}`),
+    );
+  },
+);
+
+onBothEngines(
+  "the look and the lease read the waiting rows through each queue's own index range",
+  async (_t, store) => {
+    await backlog(store, 20_000);
+    const sqlite = store.engine === 'sqlite';
+    const at = sqlite ? `'${NOW.toISOString()}'` : `'${NOW.toISOString()}'::timestamptz`;
+    for (const [name, sql, literals] of [
+      ['look', sqlite ? OUTBOX_PENDING_SQL : PENDING.text, [at, '500', 'NULL']],
+      // SQLite's lease binds the lease's end first.
+      [
+        'lease',
+        sqlite ? OUTBOX_LEASE_SQL : LEASE.text,
+        sqlite ? [at, `'callbacks'`, at, '16'] : [`'callbacks'`, at, '16', at],
+      ],
+    ] as const) {
+      const plan = await planOf(store, sql, [...literals]);
+      const text = plan.join(' | ');
+      if (store.engine === 'sqlite') {
+        assert.ok(
+          plan.some((s) => s.includes('USING INDEX outbox_waiting (queue=?)')),
+          `${name}: ${text}`,
+        );
+        assert.ok(!plan.some((s) => /^SCAN (outbox|o|w)\b/.test(s)), `${name} scans the outbox: ${text}`);
+      } else {
+        assert.match(text, /outbox_waiting[^|]*\|\s*Index Cond: \(+queue = /, `${name}: ${text}`);
+        assert.doesNotMatch(text, /Seq Scan on outbox/, `${name} scans the outbox: ${text}`);
+      }
+    }
+  },
+);
