@@ -70,6 +70,25 @@ test('delivering callbacks of many orders writes fewer log pages than callbacks'
     .get()!.n;
   assert.equal(delivered, DELIVERED);
 
+  // What reads the index still reads an order's own rows, with the table's statistics too: superseding an
+  // order's queued callback (at every settlement), the lease's check of its older callbacks, its history.
+  raw.exec('ANALYZE');
+  for (const sql of [
+    `UPDATE callbacks SET state = 'superseded', finished_at = ? WHERE order_no = ? AND state = 'queued'`,
+    `SELECT count(*) AS n FROM callbacks WHERE order_no = ? AND id <= ? AND lease_until > ?`,
+    `SELECT id FROM callbacks WHERE order_no = ? ORDER BY id`,
+  ]) {
+    const params = Array.from({ length: sql.split('?').length - 1 }, () => 'x');
+    const plan = raw
+      .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+      .all(...params)
+      .map((r) => r.detail);
+    assert.ok(
+      plan.some((d) => d.includes('INDEX callbacks_by_order (order_no=?')),
+      `${sql}: ${plan.join(' | ')}`,
+    );
+  }
+
   // Each frame of the log is one page written (a 32-byte header, then 24 bytes before each page).
   const frames = (statSync(`${file}-wal`).size - 32) / (PAGE + 24);
   assert.ok(frames < DELIVERED / 2, `${frames} pages written for ${DELIVERED} deliveries`);
