@@ -2,7 +2,8 @@
 -- queue's oldest due rows from that queue's own index range, and a worker's lease of the callbacks reads
 -- only the callbacks, instead of every waiting row of every queue (a day's callback backlog scheduled for
 -- later, a bank batch's normalise rows). It replaces the index by id alone: no extra write per row. The
--- waiting rows are few in a healthy outbox, so the build is short; it holds off writes to the outbox while
--- it runs, which wait and are not lost.
+-- build reads the whole outbox (it keeps every row it ran) and holds off writes to it meanwhile: they wait,
+-- or are answered 503 and retried, and none is lost. On a large outbox, build it first with CREATE INDEX
+-- CONCURRENTLY and the same name and columns (docs/deployment.md): then this only drops the old index.
 CREATE INDEX IF NOT EXISTS outbox_waiting ON outbox (queue, id) WHERE sent_at IS NULL AND failed_at IS NULL;
 DROP INDEX IF EXISTS outbox_pending;
