@@ -11,6 +11,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openStore } from '../../core/store/index.ts';
 import { onCleanup, tempDir } from '../helpers.ts';
+import { deliverAll } from '../support/orders.ts';
 
 const ORDERS = 20_000;
 const DELIVERED = 300;
@@ -55,20 +56,15 @@ test('delivering callbacks of many orders writes fewer log pages than callbacks'
     claims.filter((c) => !('claimed' in c)),
     [],
   );
-  await Promise.all(
-    ids.map((id) =>
-      store.callbacks.finishAttempt(
-        id,
-        { at: AT, statusCode: 200, latencyMs: 3, error: null, responsePrefix: '' },
-        { state: 'delivered' },
-        undefined,
-      ),
-    ),
-  );
+  await deliverAll(store.callbacks, ids, AT);
   const delivered = raw
     .prepare<[], { n: number }>(`SELECT count(*) AS n FROM callbacks WHERE state = 'delivered'`)
     .get()!.n;
   assert.equal(delivered, DELIVERED);
+
+  // Each frame of the log is one page written (a 32-byte header, then 24 bytes before each page).
+  const frames = (statSync(`${file}-wal`).size - 32) / (PAGE + 24);
+  assert.ok(frames < DELIVERED / 2, `${frames} pages written for ${DELIVERED} deliveries`);
 
   // What reads the index still reads an order's own rows, with the table's statistics too: superseding an
   // order's queued callback (at every settlement), the lease's check of its older callbacks, its history.
@@ -88,8 +84,4 @@ test('delivering callbacks of many orders writes fewer log pages than callbacks'
       `${sql}: ${plan.join(' | ')}`,
     );
   }
-
-  // Each frame of the log is one page written (a 32-byte header, then 24 bytes before each page).
-  const frames = (statSync(`${file}-wal`).size - 32) / (PAGE + 24);
-  assert.ok(frames < DELIVERED / 2, `${frames} pages written for ${DELIVERED} deliveries`);
 });

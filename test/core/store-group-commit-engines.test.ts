@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { forEachEngine, onBothEngines, type EngineStore } from '../support/engines.ts';
-import { ORDER_AT, newOrder, payOrder } from '../support/orders.ts';
+import { ORDER_AT, deliverAll, newOrder, payOrder } from '../support/orders.ts';
 
 const AT = ORDER_AT;
 
@@ -91,15 +91,7 @@ forEachEngine(
       Number(r.id),
     );
     before = await nextXid(store);
-    await Promise.all(
-      ids.map((id) =>
-        store.callbacks.finishAttempt(
-          id,
-          { at: AT, statusCode: 200, latencyMs: 3, error: null, responsePrefix: '' },
-          { state: 'delivered' },
-        ),
-      ),
-    );
+    await deliverAll(store.callbacks, ids, AT);
     const finishTransactions = (await nextXid(store)) - before;
     assert.ok(finishTransactions < 8, `${finishTransactions} transactions for 16 finishes`);
     const [delivered] = await store.sql<{ n: number }>(

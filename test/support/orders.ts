@@ -1,6 +1,7 @@
 /** A checkout order as the store tests make them: LZS, RM 10.00 fitrah, at a fixed instant. */
 import type {
   CallbackDraft,
+  CallbacksRepository,
   NewOrder,
   OrderRow,
   OrdersRepository,
@@ -73,4 +74,14 @@ export async function paidOrders(
     await payOrder(orders, orderNo, at);
   }
   return orderNos;
+}
+
+/** Records each callback's delivery (a 200 at `at`), all asked for at once, as one wave of deliveries. */
+export async function deliverAll(
+  callbacks: CallbacksRepository,
+  ids: readonly number[],
+  at: string,
+): Promise<void> {
+  const delivered = { at, statusCode: 200, latencyMs: 3, error: null, responsePrefix: '' };
+  await Promise.all(ids.map((id) => callbacks.finishAttempt(id, delivered, { state: 'delivered' })));
 }
