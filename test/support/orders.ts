@@ -6,6 +6,7 @@ import type {
   OrderRow,
   OrdersRepository,
   PaymentResult,
+  Store,
 } from '../../core/store/index.ts';
 
 /** The instant the store tests' orders are made at. */
@@ -84,4 +85,10 @@ export async function deliverAll(
 ): Promise<void> {
   const delivered = { at, statusCode: 200, latencyMs: 3, error: null, responsePrefix: '' };
   await Promise.all(ids.map((id) => callbacks.finishAttempt(id, delivered, { state: 'delivered' })));
+}
+
+/** How many payments (orders of checkout and pay links) the agency has, on any day: what the report counts. */
+export async function paymentCount(store: Pick<Store, 'paymentReport'>, agency = 'LZS'): Promise<number> {
+  const everyDay = { agency, firstDay: '0001-01-01', lastDay: '9999-12-31' };
+  return (await store.paymentReport.page(everyDay, 1, 0)).total;
 }
