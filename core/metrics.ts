@@ -159,7 +159,7 @@ export function createMetrics(deps: { store: Store; clock: Clock; readiness: Rea
 
   new Gauge({
     name: 'amil_callbacks',
-    help: 'Direct callbacks by state and attempts made (0, 1, 2-4, 5+); queued with attempts > 0 are failing and retrying.',
+    help: 'Direct callbacks not delivered (queued, dead, gone) by state and attempts made (0, 1, 2-4, 5+); queued with attempts > 0 are failing and retrying.',
     labelNames: ['state', 'attempts'],
     registers: [registry],
     async collect() {

@@ -23,13 +23,42 @@ export interface Job {
 /** Rows a queue refused for good in a hand-over: row id -> the queue's reason. */
 export type RefusedRows = ReadonlyMap<number, string>;
 
+/**
+ * How many of the latest outbox ids `stats()` looks at for completed jobs: the outbox keeps every row it
+ * handed over, and counting them all at every metrics scrape grew with history (decision 238). BullMQ
+ * likewise keeps the latest 10,000 completed jobs of a queue (pipeline/retry.ts).
+ */
+export const RECENT_OUTBOX_ROWS = 10_000;
+
+/** A queue's outbox rows, each count read from an index range of the rows it counts (decision 238). */
 export interface QueueStats {
   queue: string;
+  /** Not handed over yet (due now or later). */
   waiting: number;
+  /** Failed for good (embedded mode, a leased queue, or a job Redis can never run). */
   failed: number;
+  /** Handed over (sent, or sent and done) among the rows of the latest RECENT_OUTBOX_ROWS ids. */
   sent: number;
   /** Handed to Redis and not yet completed (Redis mode): in a queue, or lost with a Redis and re-added. */
   unfinished: number;
+}
+
+/** Merges per-queue counts into QueueStats, in queue order (the queues any count names). */
+export function queueStatsOf(
+  counts: Record<Exclude<keyof QueueStats, 'queue'>, readonly { queue: string; n: number }[]>,
+): QueueStats[] {
+  const byQueue = new Map<string, QueueStats>();
+  for (const [field, rows] of Object.entries(counts) as [
+    Exclude<keyof QueueStats, 'queue'>,
+    { queue: string; n: number }[],
+  ][]) {
+    for (const { queue, n } of rows) {
+      let stats = byQueue.get(queue);
+      if (!stats) byQueue.set(queue, (stats = { queue, waiting: 0, failed: 0, sent: 0, unfinished: 0 }));
+      stats[field] = Number(n);
+    }
+  }
+  return [...byQueue.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0));
 }
 
 /**

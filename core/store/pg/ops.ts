@@ -15,10 +15,11 @@ const WAITING = statement(
 const FAILED = statement(
   'SELECT queue, count(*) AS n FROM outbox WHERE failed_at IS NOT NULL AND sent_at IS NULL GROUP BY queue',
 );
-const CALLBACK_COUNTS = statement(
+// The callbacks an operator acts on, as SQLite's (../sqlite/ops.ts, decision 238). Exported for the plan test.
+export const CALLBACK_COUNTS = statement(
   `SELECT state, CASE WHEN attempts = 0 THEN '0' WHEN attempts = 1 THEN '1' WHEN attempts < 5 THEN '2-4'
      ELSE '5+' END AS attempts, count(*) AS count
-   FROM callbacks GROUP BY 1, 2 ORDER BY 1, 2`,
+   FROM callbacks WHERE state IN ('queued', 'dead', 'gone') GROUP BY 1, 2 ORDER BY 1, 2`,
 );
 const RECON_HEALTH = statement(
   `SELECT sink, max(finished_at) FILTER (WHERE trigger = 'nightly') AS "lastNightlyAt",

@@ -3,7 +3,14 @@
  * rows over through `handOver()`, which locks the rows it takes with FOR UPDATE SKIP LOCKED until they are
  * marked sent: two relays never hand over the same row.
  */
-import type { OutboxCompletion, OutboxRepository, OutboxRow, QueueStats } from '../outbox.ts';
+import {
+  RECENT_OUTBOX_ROWS,
+  queueStatsOf,
+  type OutboxCompletion,
+  type OutboxRepository,
+  type OutboxRow,
+  type QueueStats,
+} from '../outbox.ts';
 import { statement, type PgDb, type Queryable } from './pool.ts';
 import { outboxSignal } from '../outbox-signal.ts';
 
@@ -24,6 +31,25 @@ export async function writeOutbox(
   await tx.run(INSERT, [queue, jobId, JSON.stringify(payload), at, notBefore ?? null]);
   if (notBefore === undefined) tx.afterCommit(() => outboxSignal.announce(queue));
 }
+
+/**
+ * The counts of `stats()`, each over an index range of the rows it counts (decision 238), as SQLite's
+ * (../sqlite/outbox.ts). Exported for the plan test.
+ */
+export const OUTBOX_STATS = {
+  waiting: statement(
+    'SELECT queue, count(*) AS n FROM outbox WHERE sent_at IS NULL AND failed_at IS NULL GROUP BY queue',
+  ),
+  failed: statement('SELECT queue, count(*) AS n FROM outbox WHERE failed_at IS NOT NULL GROUP BY queue'),
+  sent: statement(
+    `SELECT queue, count(*) AS n FROM outbox
+     WHERE id > (SELECT max(id) FROM outbox) - ${RECENT_OUTBOX_ROWS} AND sent_at IS NOT NULL GROUP BY queue`,
+  ),
+  unfinished: statement(
+    `SELECT queue, count(*) AS n FROM outbox
+     WHERE sent_at IS NOT NULL AND done_at IS NULL AND failed_at IS NULL GROUP BY queue`,
+  ),
+};
 
 const MARK_SENT_DONE = statement(
   'UPDATE outbox SET sent_at = $1, done_at = $1, last_error = NULL WHERE id = $2',
@@ -170,15 +196,15 @@ export function pgOutbox(db: PgDb): OutboxRepository {
       );
     },
 
-    async stats() {
-      return db.rows<QueueStats>(
-        `SELECT queue,
-           count(*) FILTER (WHERE sent_at IS NULL AND failed_at IS NULL) AS waiting,
-           count(*) FILTER (WHERE failed_at IS NOT NULL) AS failed,
-           count(*) FILTER (WHERE sent_at IS NOT NULL) AS sent,
-           count(*) FILTER (WHERE sent_at IS NOT NULL AND done_at IS NULL AND failed_at IS NULL) AS unfinished
-         FROM outbox GROUP BY queue ORDER BY queue`,
-      );
+    async stats(): Promise<QueueStats[]> {
+      type Count = { queue: string; n: number };
+      const [waiting, failed, sent, unfinished] = await Promise.all([
+        db.rows<Count>(OUTBOX_STATS.waiting),
+        db.rows<Count>(OUTBOX_STATS.failed),
+        db.rows<Count>(OUTBOX_STATS.sent),
+        db.rows<Count>(OUTBOX_STATS.unfinished),
+      ]);
+      return queueStatsOf({ waiting, failed, sent, unfinished });
     },
   };
 }

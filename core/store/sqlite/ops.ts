@@ -4,6 +4,16 @@ import { TEST_SINK } from '../ledger.ts';
 import type { CallbackCount, OpsRepository, OutboxBacklog, ReconHealth, UnledgeredVersions } from '../ops.ts';
 
 /**
+ * The callbacks an operator acts on, by state and attempts made: those still queued (failing ones retry) and
+ * those that will never be delivered. Delivered and superseded callbacks are history, one row per callback
+ * ever made; counting them at each scrape grew with it (decision 238). Each state is a range of the
+ * (state, attempts) index. Exported for the plan test.
+ */
+export const CALLBACK_COUNTS_SQL = `SELECT state, CASE WHEN attempts = 0 THEN '0' WHEN attempts = 1 THEN '1'
+    WHEN attempts < 5 THEN '2-4' ELSE '5+' END AS attempts, count(*) AS count
+  FROM callbacks WHERE state IN ('queued', 'dead', 'gone') GROUP BY 1, 2 ORDER BY 1, 2`;
+
+/**
  * What operators watch: the readiness write and the cheap, indexed counts the metrics read at each scrape.
  * Kept apart from the repositories of the pipeline so the two change independently.
  */
@@ -18,11 +28,7 @@ export function sqliteOps(db: Db): OpsRepository {
   const failed = db.prepare<[], { queue: string; n: number }>(
     `SELECT queue, count(*) AS n FROM outbox WHERE failed_at IS NOT NULL AND sent_at IS NULL GROUP BY queue`,
   );
-  const callbackCounts = db.prepare<[], CallbackCount>(
-    `SELECT state, CASE WHEN attempts = 0 THEN '0' WHEN attempts = 1 THEN '1' WHEN attempts < 5 THEN '2-4'
-       ELSE '5+' END AS attempts, count(*) AS count
-     FROM callbacks GROUP BY 1, 2 ORDER BY 1, 2`,
-  );
+  const callbackCounts = db.prepare<[], CallbackCount>(CALLBACK_COUNTS_SQL);
   const reconHealth = db.prepare<[string], ReconHealth>(
     `SELECT sink,
        max(CASE WHEN trigger = 'nightly' THEN finished_at END) AS lastNightlyAt,

@@ -1,7 +1,14 @@
 import type { Db } from './db.ts';
 import { groupCommitter } from './group-commit.ts';
 import { outboxSignal } from '../outbox-signal.ts';
-import type { OutboxCompletion, OutboxRepository, OutboxRow, QueueStats } from '../outbox.ts';
+import {
+  RECENT_OUTBOX_ROWS,
+  queueStatsOf,
+  type OutboxCompletion,
+  type OutboxRepository,
+  type OutboxRow,
+  type QueueStats,
+} from '../outbox.ts';
 
 /**
  * Writes an outbox row inside the caller's transaction; a repeated job id is ignored (idempotent). A row
@@ -66,6 +73,20 @@ export const OUTBOX_LEASE_SQL = `UPDATE outbox SET next_try_at = ? WHERE id IN (
     ORDER BY id LIMIT ?)
   RETURNING id, queue, job_id AS jobId, payload, attempts`;
 
+/**
+ * The counts of `stats()`, each over an index range of the rows it counts (decision 238): the waiting rows
+ * (outbox_waiting), those failed for good (outbox_failed_any), those handed to Redis and not done
+ * (outbox_unfinished), and the handed-over ones among the latest ids (a range of the primary key). Exported for the plan test.
+ */
+export const OUTBOX_STATS_SQL = {
+  waiting: `SELECT queue, count(*) AS n FROM outbox WHERE sent_at IS NULL AND failed_at IS NULL GROUP BY queue`,
+  failed: `SELECT queue, count(*) AS n FROM outbox WHERE failed_at IS NOT NULL GROUP BY queue`,
+  sent: `SELECT queue, count(*) AS n FROM outbox
+    WHERE id > (SELECT max(id) FROM outbox) - ${RECENT_OUTBOX_ROWS} AND sent_at IS NOT NULL GROUP BY queue`,
+  unfinished: `SELECT queue, count(*) AS n FROM outbox
+    WHERE sent_at IS NOT NULL AND done_at IS NULL AND failed_at IS NULL GROUP BY queue`,
+} as const;
+
 /** The runtimes' view of the outbox. */
 export function sqliteOutbox(db: Db): OutboxRepository {
   const write = outboxWriter(db);
@@ -82,6 +103,13 @@ export function sqliteOutbox(db: Db): OutboxRepository {
   const markRefused = db.prepare<[string, string, number]>(
     'UPDATE outbox SET failed_at = ?, last_error = ? WHERE id = ?',
   );
+  type Count = { queue: string; n: number };
+  const statsOf = {
+    waiting: db.prepare<[], Count>(OUTBOX_STATS_SQL.waiting),
+    failed: db.prepare<[], Count>(OUTBOX_STATS_SQL.failed),
+    sent: db.prepare<[], Count>(OUTBOX_STATS_SQL.sent),
+    unfinished: db.prepare<[], Count>(OUTBOX_STATS_SQL.unfinished),
+  };
   let handing: Promise<unknown> = Promise.resolve();
   return {
     /** Adds a job on its own (a scheduled run); a job id already in the outbox is ignored. */
@@ -219,16 +247,12 @@ export function sqliteOutbox(db: Db): OutboxRepository {
     },
 
     async stats(): Promise<QueueStats[]> {
-      return db
-        .prepare<[], QueueStats>(
-          `SELECT queue,
-             sum(sent_at IS NULL AND failed_at IS NULL) AS waiting,
-             sum(failed_at IS NOT NULL) AS failed,
-             sum(sent_at IS NOT NULL) AS sent,
-             sum(sent_at IS NOT NULL AND done_at IS NULL AND failed_at IS NULL) AS unfinished
-           FROM outbox GROUP BY queue ORDER BY queue`,
-        )
-        .all();
+      return queueStatsOf({
+        waiting: statsOf.waiting.all(),
+        failed: statsOf.failed.all(),
+        sent: statsOf.sent.all(),
+        unfinished: statsOf.unfinished.all(),
+      });
     },
   };
 }

@@ -1,0 +1,9 @@
+-- Decision 238. Every failed outbox row indexed by queue, sent or not (a job handed to Redis can fail for
+-- good too): the queue counts of a metrics scrape and `amil queues`, and the list of failed jobs, read the
+-- failed rows alone instead of every row the outbox ever ran. It replaces the index of the failed rows not
+-- handed over, which the same reads still use: failed rows are few, so it costs the hot path nothing. The
+-- build reads the whole outbox and holds off writes to it meanwhile (they wait, or are answered 503 and
+-- retried; none is lost). On a large outbox, build it first with CREATE INDEX CONCURRENTLY and the same name
+-- and columns (docs/deployment.md): then this only drops the old index.
+CREATE INDEX IF NOT EXISTS outbox_failed_any ON outbox (queue) WHERE failed_at IS NOT NULL;
+DROP INDEX IF EXISTS outbox_failed;
