@@ -34,8 +34,8 @@ test('delivering callbacks of many orders writes fewer log pages than callbacks'
      VALUES (?, 'LZS', ?, 1000, 'payer@example.com', 'https://merchant.example/cb', 'success', ?, ?)`,
   );
   const callback = raw.prepare(
-    `INSERT INTO callbacks (order_no, status, url, fields, created_at, next_attempt_at)
-     VALUES (?, 'success', 'https://merchant.example/cb', '{}', ?, ?)`,
+    `INSERT INTO callbacks (order_no, agency_code, status, url, fields, created_at, next_attempt_at)
+     VALUES (?, 'LZS', 'success', 'https://merchant.example/cb', '{}', ?, ?)`,
   );
   raw.transaction(() => {
     for (let i = 0; i < ORDERS; i += 1) {

@@ -215,6 +215,8 @@ const ONLY_IN_POSTGRES: Record<string, string> = {
 const ONLY_IN_SQLITE: Record<string, string> = {
   ledger_day_counts:
     "the zakat report's per-day counts, so SQLite's one thread never counts a range's entries; PostgreSQL counts them in the server when a report asks (decision 234)",
+  callback_counts:
+    "each agency's callbacks by state, so the dashboard's callbacks page never counts an agency's history on SQLite's one thread; PostgreSQL counts them in the server (decision 239)",
 };
 
 /** Every difference between the two schemas, in words; empty when they match. */

@@ -126,10 +126,10 @@ onBothEngines(
       ['gone', 1],
     ];
     await store.write(
-      `INSERT INTO callbacks (order_no, status, url, fields, created_at, state, attempts) VALUES ${rows
+      `INSERT INTO callbacks (order_no, agency_code, status, url, fields, created_at, state, attempts) VALUES ${rows
         .map(
           ([state, attempts]) =>
-            `('${orderNo!}', 'paid', 'https://m.example/cb', '{}', '${AT}', '${state}', ${attempts})`,
+            `('${orderNo!}', 'LZS', 'paid', 'https://m.example/cb', '{}', '${AT}', '${state}', ${attempts})`,
         )
         .join(', ')}`,
     );
@@ -139,8 +139,8 @@ onBothEngines(
         ? 'WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 20000) SELECT i FROM s'
         : 'SELECT generate_series(1, 20000)';
     await store.write(
-      `INSERT INTO callbacks (order_no, status, url, fields, created_at, state, attempts)
-       SELECT '${orderNo!}', 'paid', 'https://m.example/cb', '{}', '${AT}', 'delivered', 1 FROM (${history}) h`,
+      `INSERT INTO callbacks (order_no, agency_code, status, url, fields, created_at, state, attempts)
+       SELECT '${orderNo!}', 'LZS', 'paid', 'https://m.example/cb', '{}', '${AT}', 'delivered', 1 FROM (${history}) h`,
     );
     await store.write('ANALYZE');
     const counts = await store.ops.callbackCounts();

@@ -28,8 +28,9 @@ const SUPERSEDE_QUEUED = statement(
   `UPDATE callbacks SET state = 'superseded', finished_at = $1 WHERE order_no = $2 AND state = 'queued'`,
 );
 const INSERT_CALLBACK = statement(
-  `INSERT INTO callbacks (order_no, status, url, fields, created_at, next_attempt_at)
-   VALUES ($1, $2, $3, $4, $5, $5) RETURNING id`,
+  // With its order's agency: the dashboard lists an agency's callbacks by it (decision 239).
+  `INSERT INTO callbacks (order_no, agency_code, status, url, fields, created_at, next_attempt_at)
+   SELECT order_no, agency_code, $2, $3, $4, $5, $5 FROM payments WHERE order_no = $1 RETURNING id`,
 );
 // The leases of a batch in one statement (one round trip, its own transaction: decisions 177, 195). In
 // order: the queued callbacks asked for, locked, each skipped when another claimant holds it (then 'busy',
@@ -230,13 +231,16 @@ export async function queueCallback(
   at: string,
 ): Promise<number> {
   await tx.run(SUPERSEDE_QUEUED, [at, orderNo]);
-  const { id } = (await tx.row<{ id: number }>(INSERT_CALLBACK, [
+  const inserted = await tx.row<{ id: number }>(INSERT_CALLBACK, [
     orderNo,
     status,
     draft.url,
     JSON.stringify(draft.fields),
     at,
-  ]))!;
+  ]);
+  // As the order's foreign key refused it before: no callback for an order that is not stored.
+  if (!inserted) throw new Error(`no order ${orderNo} to queue a callback for`);
+  const { id } = inserted;
   await writeOutbox(tx, CALLBACK_QUEUE, callbackJobId(id, 0), { callbackId: id }, at);
   return id;
 }

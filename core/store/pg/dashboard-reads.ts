@@ -11,6 +11,7 @@ import { inSnapshot } from './snapshot-read.ts';
 import { seekRows } from '../keyset.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { CallbackAttempt, CallbackRow } from '../callbacks.ts';
+import { callbackPagePlan, callbackTotals, type CallbackCount } from '../callback-page.ts';
 import type { ZakatReportRow } from '../zakat-report.ts';
 import type { ReconRunRow } from '../recon-runs.ts';
 import type {
@@ -118,22 +119,34 @@ const OPEN_ANOMALIES = statement(
             WHERE a.resolved_at IS NULL AND p.agency_code = $1) AS n`,
 );
 
-const CALLBACK_COLUMNS = `c.id, c.order_no AS "orderNo", p.agency_code AS "agencyCode", c.status, c.url, c.fields,
+const CALLBACK_COLUMNS = `c.id, c.order_no AS "orderNo", c.agency_code AS "agencyCode", c.status, c.url, c.fields,
   c.created_at AS "createdAt", c.state, c.attempts, c.next_attempt_at AS "nextAttemptAt",
   c.finished_at AS "finishedAt"`;
-// $1 agency, $2 state ('failing', a state, or null).
-const CALLBACK_WHERE = `p.agency_code = $1 AND ($2::text IS NULL OR ($2 = 'failing' AND ${FAILING}) OR c.state = $2)`;
-const CALLBACK_COUNT = statement(
-  `SELECT count(*) AS n FROM callbacks c JOIN payments p ON p.order_no = c.order_no WHERE ${CALLBACK_WHERE}`,
-);
-const CALLBACK_PAGE = statement(
-  `SELECT ${CALLBACK_COLUMNS}, ${FAILING} AS failing
-   FROM callbacks c JOIN payments p ON p.order_no = c.order_no WHERE ${CALLBACK_WHERE}
-   ORDER BY failing DESC, c.id DESC LIMIT $3 OFFSET $4`,
-);
-const CALLBACK_STATES = statement(
-  `SELECT c.state, count(*) AS n, count(*) FILTER (WHERE ${FAILING}) AS failing
-   FROM callbacks c JOIN payments p ON p.order_no = c.order_no WHERE p.agency_code = $1 GROUP BY c.state`,
+// The parts of the callbacks page, as SQLite's (decision 239): $1 agency, then $2 state (null, 'failing' or
+// a state) where there is one, then the limit and the offset.
+const CALLBACK_PARTS = {
+  failing: statement(
+    `SELECT ${CALLBACK_COLUMNS} FROM callbacks c
+     WHERE c.state IN ('queued', 'dead', 'gone') AND ${FAILING} AND c.agency_code = $1
+       AND ($2::text IS NULL OR $2 = 'failing' OR c.state = $2)
+     ORDER BY c.id DESC LIMIT $3 OFFSET $4`,
+  ),
+  newest: statement(
+    `SELECT ${CALLBACK_COLUMNS} FROM callbacks c
+     WHERE c.agency_code = $1 AND NOT ${FAILING} AND ($2::text IS NULL OR c.state = $2)
+     ORDER BY c.id DESC LIMIT $3 OFFSET $4`,
+  ),
+  fresh: statement(
+    `SELECT ${CALLBACK_COLUMNS} FROM callbacks c
+     WHERE c.state = 'queued' AND c.attempts = 0 AND c.agency_code = $1
+     ORDER BY c.id DESC LIMIT $2 OFFSET $3`,
+  ),
+};
+// PostgreSQL counts the agency's callbacks in the server at each view (as the zakat report's days: decision
+// 234): a count kept per agency and state would lock its row at every delivery of every worker.
+const CALLBACK_COUNTS = statement(
+  `SELECT state, attempts > 0 AS attempted, count(*)::int AS n FROM callbacks WHERE agency_code = $1
+   GROUP BY 1, 2`,
 );
 const ATTEMPTS = statement(
   `SELECT at, status_code AS "statusCode", latency_ms AS "latencyMs", error, response_prefix AS "responsePrefix"
@@ -307,27 +320,47 @@ export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
     },
 
     async callbacksPage(filter, limit, offset) {
-      const values = [filter.agency, filter.state ?? null];
+      const { agency } = filter;
+      const state = filter.state ?? null;
       return inSnapshot(db, async (tx) => {
-        const byState: Record<string, number> = { failing: 0 };
-        for (const row of await tx.rows<{ state: string; n: number; failing: number }>(CALLBACK_STATES, [
-          filter.agency,
-        ])) {
-          byState[row.state] = row.n;
-          byState.failing = (byState.failing ?? 0) + row.failing;
-        }
+        const counts = await tx.rows<CallbackCount>(CALLBACK_COUNTS, [agency]);
+        const { byState, total, failingOfFilter } = callbackTotals(counts, filter.state);
+        const plan = callbackPagePlan(filter.state, failingOfFilter, limit, offset);
+        const parts = [
+          ...(plan.failing
+            ? (
+                await tx.rows<CallbackRow>(CALLBACK_PARTS.failing, [
+                  agency,
+                  state,
+                  plan.failing.limit,
+                  plan.failing.offset,
+                ])
+              ).map((row) => ({ ...row, failing: true }))
+            : []),
+          ...(plan.newest
+            ? (
+                await tx.rows<CallbackRow>(CALLBACK_PARTS.newest, [
+                  agency,
+                  state,
+                  plan.newest.limit,
+                  plan.newest.offset,
+                ])
+              ).map((row) => ({ ...row, failing: false }))
+            : []),
+          ...(plan.fresh
+            ? (
+                await tx.rows<CallbackRow>(CALLBACK_PARTS.fresh, [
+                  agency,
+                  plan.fresh.limit,
+                  plan.fresh.offset,
+                ])
+              ).map((row) => ({ ...row, failing: false }))
+            : []),
+        ];
         const rows = [];
-        for (const row of await tx.rows<CallbackRow & { failing: boolean }>(CALLBACK_PAGE, [
-          ...values,
-          limit,
-          offset,
-        ]))
+        for (const row of parts)
           rows.push({ ...row, attemptLog: await tx.rows<CallbackAttempt>(ATTEMPTS, [row.id]) });
-        return {
-          rows,
-          total: (await tx.row<{ n: number }>(CALLBACK_COUNT, values))?.n ?? 0,
-          byState,
-        };
+        return { rows, total, byState };
       });
     },
 

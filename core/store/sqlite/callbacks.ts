@@ -20,13 +20,16 @@ export function callbackQueuer(db: Db) {
     `UPDATE callbacks SET state = 'superseded', finished_at = ? WHERE order_no = ? AND state = 'queued'`,
   );
   const insertCallback = db.prepare<[string, string, string, string, string, string]>(
-    `INSERT INTO callbacks (order_no, status, url, fields, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    // With its order's agency: the dashboard lists an agency's callbacks by it (decision 239).
+    `INSERT INTO callbacks (order_no, agency_code, status, url, fields, created_at, next_attempt_at)
+     SELECT order_no, agency_code, ?, ?, ?, ?, ? FROM payments WHERE order_no = ?`,
   );
   return (orderNo: string, status: string, draft: CallbackDraft, at: string): number => {
     supersedeQueued.run(at, orderNo);
-    const id = Number(
-      insertCallback.run(orderNo, status, draft.url, JSON.stringify(draft.fields), at, at).lastInsertRowid,
-    );
+    const inserted = insertCallback.run(status, draft.url, JSON.stringify(draft.fields), at, at, orderNo);
+    // As the order's foreign key refused it before: no callback for an order that is not stored.
+    if (inserted.changes !== 1) throw new Error(`no order ${orderNo} to queue a callback for`);
+    const id = Number(inserted.lastInsertRowid);
     writeOutbox(CALLBACK_QUEUE, callbackJobId(id, 0), { callbackId: id }, at);
     return id;
   };

@@ -10,6 +10,7 @@ import { seekRows } from '../keyset.ts';
 import { NO_LATER_IN_LEDGER } from '../ledger-latest.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { CallbackAttempt, CallbackRow } from '../callbacks.ts';
+import { callbackPagePlan, callbackTotals, type CallbackCount } from '../callback-page.ts';
 import type { ZakatReportRow } from '../zakat-report.ts';
 import type { ReconRunRow } from '../recon-runs.ts';
 import type {
@@ -23,6 +24,29 @@ import type {
 
 /** A callback is failing while it retries after a failed attempt, and when it was given up or refused. */
 const FAILING = `(c.state IN ('dead', 'gone') OR (c.state = 'queued' AND c.attempts > 0))`;
+
+const CALLBACK_COLUMNS = `c.id, c.order_no AS orderNo, c.agency_code AS agencyCode, c.status, c.url, c.fields,
+  c.created_at AS createdAt, c.state, c.attempts, c.next_attempt_at AS nextAttemptAt, c.finished_at AS finishedAt`;
+
+/**
+ * The parts of the dashboard's callbacks page (decision 239), each newest first at its own offset, each
+ * through the index named, never a sort of the agency's history: the failing callbacks of the filter (@state:
+ * null, 'failing' or a state) from the state index (the callbacks not finished or given up, of every agency,
+ * are few); the rest of the filter from the agency's own range; and the queued ones not attempted yet, the
+ * rest of the 'queued' filter, from the state index again. Exported for the plan test.
+ */
+export const CALLBACK_PAGE_SQL = {
+  failing: `SELECT ${CALLBACK_COLUMNS}, 1 AS failing FROM callbacks c INDEXED BY callbacks_by_state
+    WHERE c.state IN ('queued', 'dead', 'gone') AND ${FAILING} AND c.agency_code = @agency
+      AND (@state IS NULL OR @state = 'failing' OR c.state = @state)
+    ORDER BY c.id DESC LIMIT @limit OFFSET @offset`,
+  newest: `SELECT ${CALLBACK_COLUMNS}, 0 AS failing FROM callbacks c INDEXED BY callbacks_by_agency
+    WHERE c.agency_code = @agency AND NOT ${FAILING} AND (@state IS NULL OR c.state = @state)
+    ORDER BY c.id DESC LIMIT @limit OFFSET @offset`,
+  fresh: `SELECT ${CALLBACK_COLUMNS}, 0 AS failing FROM callbacks c INDEXED BY callbacks_by_state
+    WHERE c.state = 'queued' AND c.attempts = 0 AND c.agency_code = @agency
+    ORDER BY c.id DESC LIMIT @limit OFFSET @offset`,
+};
 
 const PAYMENT_COLUMNS = `order_no AS orderNo, agency_code AS agencyCode, ref_no AS refNo, extra_data AS extraData,
   payment_category AS paymentCategory, amount_sen AS amountSen, add_charge_sen AS addChargeSen, email,
@@ -146,9 +170,10 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
      FROM payments WHERE agency_code = @agency AND created_at >= @from AND created_at < @to
      GROUP BY 1`,
   );
+  // From the agency's callback counts (decision 239), not a count of its callbacks.
   const callbacksFailing = db.prepare<{ agency: string }, { n: number }>(
-    `SELECT count(*) AS n FROM callbacks c JOIN payments p ON p.order_no = c.order_no
-     WHERE p.agency_code = @agency AND ${FAILING}`,
+    `SELECT coalesce(sum(n), 0) AS n FROM callback_counts
+     WHERE agency_code = @agency AND (state IN ('dead', 'gone') OR (state = 'queued' AND attempted = 1))`,
   );
   const openAnomalies = db.prepare<{ agency: string }, { n: number }>(
     `SELECT (SELECT count(*) FROM anomalies a JOIN bank_postings b ON b.id = a.posting_id
@@ -189,24 +214,18 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
      ORDER BY 1`,
   );
 
-  const callbackWhere = `p.agency_code = @agency AND (@state IS NULL
-    OR (@state = 'failing' AND ${FAILING}) OR c.state = @state)`;
-  const callbackCount = db.prepare<{ agency: string; state: string | null }, { n: number }>(
-    `SELECT count(*) AS n FROM callbacks c JOIN payments p ON p.order_no = c.order_no WHERE ${callbackWhere}`,
-  );
-  const callbackPage = db.prepare<
-    { agency: string; state: string | null; limit: number; offset: number },
-    CallbackRow & { failing: number }
-  >(
-    `SELECT c.id, c.order_no AS orderNo, p.agency_code AS agencyCode, c.status, c.url, c.fields,
-       c.created_at AS createdAt, c.state, c.attempts, c.next_attempt_at AS nextAttemptAt,
-       c.finished_at AS finishedAt, ${FAILING} AS failing
-     FROM callbacks c JOIN payments p ON p.order_no = c.order_no WHERE ${callbackWhere}
-     ORDER BY failing DESC, c.id DESC LIMIT @limit OFFSET @offset`,
-  );
-  const callbackStates = db.prepare<{ agency: string }, { state: string; n: number; failing: number }>(
-    `SELECT c.state, count(*) AS n, sum(${FAILING}) AS failing
-     FROM callbacks c JOIN payments p ON p.order_no = c.order_no WHERE p.agency_code = @agency GROUP BY c.state`,
+  type PageRow = CallbackRow & { failing: number };
+  const callbackParts = {
+    failing: db.prepare<{ agency: string; state: string | null; limit: number; offset: number }, PageRow>(
+      CALLBACK_PAGE_SQL.failing,
+    ),
+    newest: db.prepare<{ agency: string; state: string | null; limit: number; offset: number }, PageRow>(
+      CALLBACK_PAGE_SQL.newest,
+    ),
+    fresh: db.prepare<{ agency: string; limit: number; offset: number }, PageRow>(CALLBACK_PAGE_SQL.fresh),
+  };
+  const callbackCounts = db.prepare<{ agency: string }, CallbackCount>(
+    'SELECT state, attempted, n FROM callback_counts WHERE agency_code = @agency',
   );
   const attempts = db.prepare<[number], CallbackAttempt>(
     `SELECT at, status_code AS statusCode, latency_ms AS latencyMs, error, response_prefix AS responsePrefix
@@ -324,20 +343,22 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
     },
 
     async callbacksPage(filter, limit, offset) {
-      const p = { agency: filter.agency, state: filter.state ?? null };
+      const { agency } = filter;
+      const state = filter.state ?? null;
       return db.transaction(() => {
-        const byState: Record<string, number> = { failing: 0 };
-        for (const row of callbackStates.all({ agency: filter.agency })) {
-          byState[row.state] = row.n;
-          byState.failing = (byState.failing ?? 0) + row.failing;
-        }
+        const { byState, total, failingOfFilter } = callbackTotals(
+          callbackCounts.all({ agency }),
+          filter.state,
+        );
+        const plan = callbackPagePlan(filter.state, failingOfFilter, limit, offset);
+        const rows = [
+          ...(plan.failing ? callbackParts.failing.all({ agency, state, ...plan.failing }) : []),
+          ...(plan.newest ? callbackParts.newest.all({ agency, state, ...plan.newest }) : []),
+          ...(plan.fresh ? callbackParts.fresh.all({ agency, ...plan.fresh }) : []),
+        ];
         return {
-          rows: callbackPage.all({ ...p, limit, offset }).map((row) => ({
-            ...row,
-            failing: row.failing === 1,
-            attemptLog: attempts.all(row.id),
-          })),
-          total: callbackCount.get(p)?.n ?? 0,
+          rows: rows.map((row) => ({ ...row, failing: row.failing === 1, attemptLog: attempts.all(row.id) })),
+          total,
           byState,
         };
       })();

@@ -54,8 +54,11 @@ interface Column {
  * last, over what the triggers wrote, so they hold exactly the source's rows (a count moved to zero too).
  */
 const DERIVED = ['payment_day_counts'];
-/** SQLite's own: PostgreSQL counts an agency's ledger per day when a report asks (decision 234). */
-const SQLITE_ONLY = ['ledger_day_counts'];
+/**
+ * SQLite's own: PostgreSQL counts an agency's ledger per day when a report asks (decision 234), and an
+ * agency's callbacks by state when the dashboard shows them (decision 239).
+ */
+const SQLITE_ONLY = ['ledger_day_counts', 'callback_counts'];
 /** Rows per INSERT: well under PostgreSQL's 65,535 parameters for the widest table. */
 const ROWS_PER_INSERT = 500;
 
