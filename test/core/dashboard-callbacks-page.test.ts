@@ -118,6 +118,17 @@ onBothEngines("a callback carries its order's agency from the moment it is queue
     `SELECT agency_code FROM callbacks WHERE order_no = '${orderNo}'`,
   );
   assert.deepEqual(rows, [{ agency_code: 'PPZ' }]);
+  // The release before the migration, still running during a rolling upgrade, queues without the agency.
+  await store.write(
+    `INSERT INTO callbacks (order_no, status, url, fields, created_at) VALUES ('${orderNo}', 'success', 'https://m.example/cb', '{}', '${AT}')`,
+  );
+  const again = await store.sql<{ agency_code: string }>(
+    `SELECT agency_code FROM callbacks WHERE order_no = '${orderNo}' ORDER BY id`,
+  );
+  assert.deepEqual(again, [{ agency_code: 'PPZ' }, { agency_code: 'PPZ' }]);
+  const page = await store.dashboardReads.callbacksPage({ agency: 'PPZ' }, 10, 0);
+  assert.equal(page.total, 2);
+  assert.equal(page.byState.queued, 2);
 });
 
 onBothEngines(

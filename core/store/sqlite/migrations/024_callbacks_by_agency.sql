@@ -19,10 +19,19 @@ CREATE TABLE callback_counts (
 INSERT INTO callback_counts (agency_code, state, attempted, n)
   SELECT agency_code, state, attempts > 0, count(*) FROM callbacks GROUP BY 1, 2, 3;
 
+-- During a rolling upgrade the release before this one still queues callbacks without the agency: a
+-- callback inserted without it takes its order's (new releases set it themselves, so this never runs then).
+CREATE TRIGGER callback_agency AFTER INSERT ON callbacks WHEN new.agency_code IS NULL
+BEGIN
+  UPDATE callbacks SET agency_code = (SELECT p.agency_code FROM payments p WHERE p.order_no = new.order_no)
+    WHERE id = new.id;
+END;
+
 CREATE TRIGGER callback_counted AFTER INSERT ON callbacks
 BEGIN
   INSERT INTO callback_counts (agency_code, state, attempted, n)
-    VALUES (new.agency_code, new.state, new.attempts > 0, 1)
+    VALUES (coalesce(new.agency_code, (SELECT p.agency_code FROM payments p WHERE p.order_no = new.order_no)),
+            new.state, new.attempts > 0, 1)
     ON CONFLICT DO UPDATE SET n = n + 1;
 END;
 
