@@ -6,7 +6,7 @@
 import type { CallbackState } from './dashboard-reads.ts';
 
 /** An agency's callbacks counted by state and by whether an attempt was made. */
-export interface CallbackCount {
+export interface AgencyCallbackCount {
   state: CallbackState;
   attempted: boolean | number;
   n: number;
@@ -15,12 +15,12 @@ export interface CallbackCount {
 /** The page's filter: every callback, the failing ones, or one state. */
 export type CallbackFilter = CallbackState | 'failing' | undefined;
 
-const isFailing = (c: Pick<CallbackCount, 'state' | 'attempted'>) =>
+const isFailing = (c: Pick<AgencyCallbackCount, 'state' | 'attempted'>) =>
   c.state === 'dead' || c.state === 'gone' || (c.state === 'queued' && Boolean(c.attempted));
 
 /** The tab counts and the filter's total, from the agency's counts. */
 export function callbackTotals(
-  counts: readonly CallbackCount[],
+  counts: readonly AgencyCallbackCount[],
   filter: CallbackFilter,
 ): { byState: Record<string, number>; total: number; failingOfFilter: number } {
   const byState: Record<string, number> = { failing: 0 };

@@ -11,7 +11,7 @@ import { inSnapshot } from './snapshot-read.ts';
 import { seekRows } from '../keyset.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { CallbackAttempt, CallbackRow } from '../callbacks.ts';
-import { callbackPagePlan, callbackTotals, type CallbackCount } from '../callback-page.ts';
+import { callbackPagePlan, callbackTotals, type AgencyCallbackCount } from '../callback-page.ts';
 import type { ZakatReportRow } from '../zakat-report.ts';
 import type { ReconRunRow } from '../recon-runs.ts';
 import type {
@@ -323,7 +323,7 @@ export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
       const { agency } = filter;
       const state = filter.state ?? null;
       return inSnapshot(db, async (tx) => {
-        const counts = await tx.rows<CallbackCount>(CALLBACK_COUNTS, [agency]);
+        const counts = await tx.rows<AgencyCallbackCount>(CALLBACK_COUNTS, [agency]);
         const { byState, total, failingOfFilter } = callbackTotals(counts, filter.state);
         const plan = callbackPagePlan(filter.state, failingOfFilter, limit, offset);
         const parts = [

@@ -10,7 +10,7 @@ import { seekRows } from '../keyset.ts';
 import { NO_LATER_IN_LEDGER } from '../ledger-latest.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { CallbackAttempt, CallbackRow } from '../callbacks.ts';
-import { callbackPagePlan, callbackTotals, type CallbackCount } from '../callback-page.ts';
+import { callbackPagePlan, callbackTotals, type AgencyCallbackCount } from '../callback-page.ts';
 import type { ZakatReportRow } from '../zakat-report.ts';
 import type { ReconRunRow } from '../recon-runs.ts';
 import type {
@@ -224,7 +224,7 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
     ),
     fresh: db.prepare<{ agency: string; limit: number; offset: number }, PageRow>(CALLBACK_PAGE_SQL.fresh),
   };
-  const callbackCounts = db.prepare<{ agency: string }, CallbackCount>(
+  const callbackCounts = db.prepare<{ agency: string }, AgencyCallbackCount>(
     'SELECT state, attempted, n FROM callback_counts WHERE agency_code = @agency',
   );
   const attempts = db.prepare<[number], CallbackAttempt>(
