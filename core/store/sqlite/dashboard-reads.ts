@@ -60,6 +60,14 @@ const PAYMENT_WHERE = `agency_code = @agency AND created_at >= @from AND created
   AND (@refNo IS NULL OR ref_no = @refNo)
   AND (@method IS NULL OR payment_method = @method)`;
 
+/**
+ * The payments page's total from the day counts the payment report keeps (decision 240), when nothing but the
+ * days and the approval filters it: a page over a year costs what a page over a day does. Exported for the
+ * plan test.
+ */
+export const PAYMENT_TOTAL_SQL = `SELECT coalesce(sum(n), 0) AS n FROM payment_day_counts
+  WHERE agency_code = @agency AND day BETWEEN @firstDay AND @lastDay AND (@approved IS NULL OR approved = @approved)`;
+
 const POSTING_COLUMNS = `n.posting_id AS postingId, n.sink, n.orderno, n.status, n.amount_sen AS amountSen, n.name,
   n.email, n.data_email AS dataEmail, n.time_utc AS timeUtc, n.business_date AS businessDate,
   n.zakat_name AS zakatName, n.ic_no AS icNo, n.phone, n.address, n.postcode, n.city, n.state,
@@ -81,6 +89,13 @@ const postingKeys = (byFields: boolean) => `FROM ledger_entries l
   ${byFields ? 'JOIN normalised_postings n ON n.posting_id = l.posting_id AND n.version = l.version' : ''}
   WHERE ${LATEST} ${CODE_FILTER}
   ${byFields ? 'AND (@state IS NULL OR n.state = @state) AND (@type IS NULL OR n.type = @type)' : ''}`;
+
+/**
+ * The postings page's total when no field filters it: the zakat report's counts of the agency's latest
+ * versions per business day (ledger_day_counts, decision 234), the page's own rule. Exported for the plan test.
+ */
+export const POSTING_TOTAL_SQL = `SELECT coalesce(sum(n), 0) AS n FROM ledger_day_counts
+  WHERE sink = @agency AND business_date BETWEEN @firstDay AND @lastDay`;
 
 const RUN_COLUMNS = `r.id, r.sink, r.business_date AS businessDate, r.trigger, r.as_of AS asOf,
   r.started_at AS startedAt, r.finished_at AS finishedAt, r.fingerprint, r.file, r.file_sha256 AS fileSha256,
@@ -133,6 +148,10 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
   const paymentCount = db.prepare<PaymentParams, { n: number }>(
     `SELECT count(*) AS n FROM payments WHERE ${PAYMENT_WHERE}`,
   );
+  const paymentTotal = db.prepare<
+    { agency: string; firstDay: string; lastDay: string; approved: number | null },
+    { n: number }
+  >(PAYMENT_TOTAL_SQL);
   const paymentPage = db.prepare<PaymentParams & { limit: number; offset: number }, PaymentRow>(
     `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${PAYMENT_WHERE}
      ORDER BY created_at, order_no LIMIT @limit OFFSET @offset`,
@@ -205,6 +224,9 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
        ORDER BY page.business_date, page.posting_id`,
     ),
   });
+  const postingTotal = db.prepare<{ agency: string; firstDay: string; lastDay: string }, { n: number }>(
+    POSTING_TOTAL_SQL,
+  );
   const postingsByFields = postingReads(true);
   const postingsByLedger = postingReads(false);
   // Flagged entries only, straight from the ledger (it keeps each version's codes): no posting row is read.
@@ -297,9 +319,16 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
 
     async paymentsPage(filter, limit, offset) {
       const p = paymentParams(filter);
+      const { agency, firstDay, lastDay } = filter;
+      // Only the order number, the reference and the method are not in the day counts.
+      const counted = p.orderNo === null && p.refNo === null && p.method === null;
       return db.transaction(() => ({
         rows: paymentPage.all({ ...p, limit, offset }),
-        total: paymentCount.get(p)?.n ?? 0,
+        total:
+          (counted
+            ? paymentTotal.get({ agency, firstDay, lastDay, approved: p.approved })
+            : paymentCount.get(p)
+          )?.n ?? 0,
       }))();
     },
 
@@ -332,9 +361,15 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
     async postingsPage(filter, limit, offset) {
       const p = postingParams(filter);
       const read = p.state === null && p.type === null ? postingsByLedger : postingsByFields;
+      // With no filter beyond the days, the zakat report's day counts hold the total (decision 240).
+      const counted = read === postingsByLedger && p.code === null;
       return db.transaction(() => ({
         rows: read.page.all({ ...p, limit, offset }),
-        total: read.count.get(p)?.n ?? 0,
+        total:
+          (counted
+            ? postingTotal.get({ agency: p.agency, firstDay: p.firstDay, lastDay: p.lastDay })
+            : read.count.get(p)
+          )?.n ?? 0,
       }))();
     },
 
