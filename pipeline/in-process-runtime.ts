@@ -7,6 +7,7 @@ import { byQueue, createPoller } from './poller.ts';
 import { retryPolicyFor, type RetryPolicy } from './retry.ts';
 import { outboxSignal } from '../core/store/index.ts';
 import { createStoreFault } from './store-fault.ts';
+import { createOutboxPruner } from './outbox-pruner.ts';
 
 export interface InProcessOptions {
   /** How often the outbox is looked at when idle. */
@@ -20,6 +21,8 @@ export interface InProcessOptions {
 export const DEFAULT_IN_PROCESS_OPTIONS: InProcessOptions = { pollMs: 500 };
 
 const ROWS_PER_LOOK = 500;
+/** How often a look also forgets the outbox rows done longer ago than OUTBOX_KEEP_DAYS (decision 241). */
+const PRUNE_EVERY_MS = 60_000;
 
 /**
  * The in-process runtime (embedded mode, no Redis): takes outbox rows and runs their jobs in this process,
@@ -38,6 +41,8 @@ export function createInProcessRuntime(
   let stopping = false;
   let unlisten = (): unknown => undefined;
   const storeFault = createStoreFault(log, deps.config.pipeline, options.pollMs);
+  const pruner = createOutboxPruner(deps.store.outbox, deps.config.pipeline.outboxKeepMs);
+  let prunedAt = -Infinity;
 
   // Worked out once per queue: the sum over the horizon is 2% of a callback's delivery (decision 236).
   const policies = new Map<string, RetryPolicy>();
@@ -66,6 +71,10 @@ export function createInProcessRuntime(
     // Backing off from a store that cannot write: no attempt until the pause is over.
     if (storeFault.waitMs() > 0) return 0;
     await deps.store.outbox.redriveDue(deps.clock.now());
+    if (Date.now() - prunedAt >= PRUNE_EVERY_MS) {
+      prunedAt = Date.now();
+      await pruner.pass(deps.clock.now());
+    }
     const rows = await deps.store.outbox.pending(ROWS_PER_LOOK, deps.clock.now());
     for (const [queue, queueRows] of byQueue(rows)) {
       if (busyQueues.has(queue)) continue;

@@ -224,6 +224,12 @@ export const SETTINGS = {
       default: '60000',
       doc: "Redis mode: lock of a job in flight; a killed worker's job is handed back this long after",
     }),
+    outboxKeepMs: variable({
+      name: 'OUTBOX_KEEP_DAYS',
+      parse: (raw, name, problems) => int(1, 3650)(raw, name, problems) * 86_400_000,
+      default: '7',
+      doc: 'Days an outbox row is kept once its job is done, then deleted (what the job wrote stays), as BullMQ keeps completed jobs',
+    }),
     storeFaultMaxMs: variable({
       name: 'STORE_FAULT_MAX_MS',
       parse: int(10, 3_600_000),

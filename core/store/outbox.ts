@@ -139,4 +139,13 @@ export interface OutboxRepository {
   failed(): Promise<(OutboxRow & { lastError: string | null; failedAt: string })[]>;
 
   stats(): Promise<QueueStats[]>;
+
+  /** The oldest rows after id `afterId`, at most `limit`, with when each was made and done (the pruner). */
+  oldestAfter(
+    afterId: number,
+    limit: number,
+  ): Promise<{ id: number; createdAt: string; doneAt: string | null }[]>;
+
+  /** Deletes those of `ids` whose jobs were done before `before` (decision 241); returns how many. */
+  deleteDone(ids: readonly number[], before: Date): Promise<number>;
 }

@@ -5,6 +5,7 @@ import { createPoller } from '../poller.ts';
 import { REDIS_STOP_WAIT_MS } from './queues.ts';
 import { upsertNightlyScheduler } from '../recon/scheduler.ts';
 import { jobOptionsFor, redriveAt, retryPolicyFor } from '../retry.ts';
+import { createOutboxPruner } from '../outbox-pruner.ts';
 
 const ROWS_PER_LOOK = 500;
 
@@ -14,7 +15,8 @@ const ROWS_PER_LOOK = 500;
  * over) is re-added under the same job id, so a second add of a job it still has is ignored; a job that
  * completed but whose row was not marked is marked; a job failed past its retry horizon is re-driven every
  * maximum retry interval. Each pass also re-asserts the nightly job scheduler (worker processes; tests that
- * drain leave it out: its next firing is a delayed job). A lost Redis costs time, not data.
+ * drain leave it out: its next firing is a delayed job), and forgets the outbox rows of jobs done longer ago
+ * than OUTBOX_KEEP_DAYS (decision 241). A lost Redis costs time, not data.
  */
 export function createReconciler(
   deps: Deps,
@@ -24,6 +26,7 @@ export function createReconciler(
   const log = deps.logger.child({ component: 'reconciler' });
   const { reconcileMs, reconcileGraceMs } = deps.config.pipeline;
   let failing = false;
+  const pruner = createOutboxPruner(deps.store.outbox, deps.config.pipeline.outboxKeepMs);
 
   async function pass(): Promise<{ more: boolean }> {
     if (options.nightlyScheduler) await upsertNightlyScheduler(queues.get(RECON_NIGHTLY_QUEUE), deps.config);
@@ -61,6 +64,8 @@ export function createReconciler(
     if (seen.length > 0) await deps.store.outbox.markSentMany(seen, deps.clock.now());
     if (readded > 0) log.warn({ readded }, 're-added jobs that Redis no longer held');
     if (redriven > 0) log.warn({ redriven }, 're-drove jobs failed past their retry horizon');
+    // The outbox rows of jobs done longer ago than OUTBOX_KEEP_DAYS go (decision 241).
+    await pruner.pass(now);
     return { more: rows.length === ROWS_PER_LOOK };
   }
 

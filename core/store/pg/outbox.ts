@@ -51,6 +51,11 @@ export const OUTBOX_STATS = {
   ),
 };
 
+const OLDEST_AFTER = statement(
+  'SELECT id, created_at AS "createdAt", done_at AS "doneAt" FROM outbox WHERE id > $1 ORDER BY id LIMIT $2',
+);
+const DELETE_DONE = statement('DELETE FROM outbox WHERE id = ANY($1::bigint[]) AND done_at < $2');
+
 const MARK_SENT_DONE = statement(
   'UPDATE outbox SET sent_at = $1, done_at = $1, last_error = NULL WHERE id = $2',
 );
@@ -194,6 +199,19 @@ export function pgOutbox(db: PgDb): OutboxRepository {
         `SELECT ${ROW}, last_error AS "lastError", failed_at AS "failedAt"
          FROM outbox WHERE failed_at IS NOT NULL ORDER BY id`,
       );
+    },
+
+    async oldestAfter(afterId, limit) {
+      return db.rows<{ id: number; createdAt: string; doneAt: string | null }>(OLDEST_AFTER, [
+        afterId,
+        limit,
+      ]);
+    },
+
+    async deleteDone(ids, before) {
+      if (ids.length === 0) return 0;
+      // Only rows done before the cutoff, whatever ids are asked for.
+      return db.run(DELETE_DONE, [ids, before.toISOString()]);
     },
 
     async stats(): Promise<QueueStats[]> {

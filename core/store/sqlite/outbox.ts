@@ -110,6 +110,13 @@ export function sqliteOutbox(db: Db): OutboxRepository {
     sent: db.prepare<[], Count>(OUTBOX_STATS_SQL.sent),
     unfinished: db.prepare<[], Count>(OUTBOX_STATS_SQL.unfinished),
   };
+  const oldestAfter = db.prepare<[number, number], { id: number; createdAt: string; doneAt: string | null }>(
+    'SELECT id, created_at AS createdAt, done_at AS doneAt FROM outbox WHERE id > ? ORDER BY id LIMIT ?',
+  );
+  // Only rows done before the cutoff, whatever ids are asked for.
+  const deleteDone = db.prepare<[string, string]>(
+    `DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?)) AND done_at IS NOT NULL AND done_at < ?`,
+  );
   let handing: Promise<unknown> = Promise.resolve();
   return {
     /** Adds a job on its own (a scheduled run); a job id already in the outbox is ignored. */
@@ -244,6 +251,15 @@ export function sqliteOutbox(db: Db): OutboxRepository {
            FROM outbox WHERE failed_at IS NOT NULL ORDER BY id`,
         )
         .all();
+    },
+
+    async oldestAfter(afterId: number, limit: number) {
+      return oldestAfter.all(afterId, limit);
+    },
+
+    async deleteDone(ids: readonly number[], before: Date): Promise<number> {
+      if (ids.length === 0) return 0;
+      return inGroup(() => deleteDone.run(JSON.stringify(ids), before.toISOString()).changes);
     },
 
     async stats(): Promise<QueueStats[]> {
