@@ -48,8 +48,9 @@ export interface PartRead {
 
 /**
  * Which reads make one page: the failing part from `offset`, then where it ends the rest: `newest` (not
- * failing, from the agency's index range) or, for the 'queued' filter, `fresh` (queued, not attempted yet,
- * from the state index). The counts come from the same snapshot as the rows, so the failing part holds
+ * failing, from the agency's index range, for every callback or the delivered ones: most of its history) or
+ * `inState` (the rest of the 'queued' filter, not attempted yet, or the superseded ones: few, from the state
+ * index, which reads them without the agency's delivered history). The counts come from the same snapshot as the rows, so the failing part holds
  * exactly `failingOfFilter` rows and the split is known before reading.
  */
 export function callbackPagePlan(
@@ -57,14 +58,14 @@ export function callbackPagePlan(
   failingOfFilter: number,
   limit: number,
   offset: number,
-): { failing?: PartRead; newest?: PartRead; fresh?: PartRead } {
+): { failing?: PartRead; newest?: PartRead; inState?: PartRead } {
   const failingTaken = Math.max(0, Math.min(limit, failingOfFilter - offset));
-  const plan: { failing?: PartRead; newest?: PartRead; fresh?: PartRead } = {};
+  const plan: { failing?: PartRead; newest?: PartRead; inState?: PartRead } = {};
   if (failingTaken > 0) plan.failing = { limit: failingTaken, offset };
   const rest = { limit: limit - failingTaken, offset: Math.max(0, offset - failingOfFilter) };
   // Dead, gone and 'failing' have no rest.
   if (rest.limit <= 0 || filter === 'failing' || filter === 'dead' || filter === 'gone') return plan;
-  if (filter === 'queued') plan.fresh = rest;
+  if (filter === 'queued' || filter === 'superseded') plan.inState = rest;
   else plan.newest = rest;
   return plan;
 }

@@ -142,10 +142,10 @@ const CALLBACK_PARTS = {
      WHERE c.agency_code = $1 AND NOT ${FAILING} AND ($2::text IS NULL OR c.state = $2)
      ORDER BY c.id DESC LIMIT $3 OFFSET $4`,
   ),
-  fresh: statement(
+  inState: statement(
     `SELECT ${CALLBACK_COLUMNS} FROM callbacks c
-     WHERE c.state = 'queued' AND c.attempts = 0 AND c.agency_code = $1
-     ORDER BY c.id DESC LIMIT $2 OFFSET $3`,
+     WHERE c.state = $2 AND NOT ${FAILING} AND c.agency_code = $1
+     ORDER BY c.id DESC LIMIT $3 OFFSET $4`,
   ),
 };
 // PostgreSQL counts the agency's callbacks in the server at each view (as the zakat report's days: decision
@@ -366,12 +366,13 @@ export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
                 ])
               ).map((row) => ({ ...row, failing: false }))
             : []),
-          ...(plan.fresh
+          ...(plan.inState
             ? (
-                await tx.rows<CallbackRow>(CALLBACK_PARTS.fresh, [
+                await tx.rows<CallbackRow>(CALLBACK_PARTS.inState, [
                   agency,
-                  plan.fresh.limit,
-                  plan.fresh.offset,
+                  state,
+                  plan.inState.limit,
+                  plan.inState.offset,
                 ])
               ).map((row) => ({ ...row, failing: false }))
             : []),

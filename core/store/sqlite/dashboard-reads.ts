@@ -32,8 +32,9 @@ const CALLBACK_COLUMNS = `c.id, c.order_no AS orderNo, c.agency_code AS agencyCo
  * The parts of the dashboard's callbacks page (decision 239), each newest first at its own offset, each
  * through the index named, never a sort of the agency's history: the failing callbacks of the filter (@state:
  * null, 'failing' or a state) from the state index (the callbacks not finished or given up, of every agency,
- * are few); the rest of the filter from the agency's own range; and the queued ones not attempted yet, the
- * rest of the 'queued' filter, from the state index again. Exported for the plan test.
+ * are few); the rest of every callback or of the delivered ones from the agency's own range; and the rest of
+ * the 'queued' filter (not attempted yet) or the superseded ones, also few, from the state index again.
+ * Exported for the plan test.
  */
 export const CALLBACK_PAGE_SQL = {
   failing: `SELECT ${CALLBACK_COLUMNS}, 1 AS failing FROM callbacks c INDEXED BY callbacks_by_state
@@ -43,8 +44,8 @@ export const CALLBACK_PAGE_SQL = {
   newest: `SELECT ${CALLBACK_COLUMNS}, 0 AS failing FROM callbacks c INDEXED BY callbacks_by_agency
     WHERE c.agency_code = @agency AND NOT ${FAILING} AND (@state IS NULL OR c.state = @state)
     ORDER BY c.id DESC LIMIT @limit OFFSET @offset`,
-  fresh: `SELECT ${CALLBACK_COLUMNS}, 0 AS failing FROM callbacks c INDEXED BY callbacks_by_state
-    WHERE c.state = 'queued' AND c.attempts = 0 AND c.agency_code = @agency
+  inState: `SELECT ${CALLBACK_COLUMNS}, 0 AS failing FROM callbacks c INDEXED BY callbacks_by_state
+    WHERE c.state = @state AND NOT ${FAILING} AND c.agency_code = @agency
     ORDER BY c.id DESC LIMIT @limit OFFSET @offset`,
 };
 
@@ -244,7 +245,9 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
     newest: db.prepare<{ agency: string; state: string | null; limit: number; offset: number }, PageRow>(
       CALLBACK_PAGE_SQL.newest,
     ),
-    fresh: db.prepare<{ agency: string; limit: number; offset: number }, PageRow>(CALLBACK_PAGE_SQL.fresh),
+    inState: db.prepare<{ agency: string; state: string | null; limit: number; offset: number }, PageRow>(
+      CALLBACK_PAGE_SQL.inState,
+    ),
   };
   const callbackCounts = db.prepare<{ agency: string }, AgencyCallbackCount>(
     'SELECT state, attempted, n FROM callback_counts WHERE agency_code = @agency',
@@ -389,7 +392,7 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
         const rows = [
           ...(plan.failing ? callbackParts.failing.all({ agency, state, ...plan.failing }) : []),
           ...(plan.newest ? callbackParts.newest.all({ agency, state, ...plan.newest }) : []),
-          ...(plan.fresh ? callbackParts.fresh.all({ agency, ...plan.fresh }) : []),
+          ...(plan.inState ? callbackParts.inState.all({ agency, state, ...plan.inState }) : []),
         ];
         return {
           rows: rows.map((row) => ({ ...row, failing: row.failing === 1, attemptLog: attempts.all(row.id) })),
