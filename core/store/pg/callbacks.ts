@@ -103,9 +103,10 @@ const LOCK_ORDER = statement('SELECT order_no FROM payments WHERE order_no = $1 
 const LATEST_OF_ORDER = statement(
   'SELECT status, url, fields FROM callbacks WHERE order_no = $1 ORDER BY id DESC LIMIT 1',
 );
+// The failing ones ($1) from the state index (few), not a walk of every callback newest first.
 const LIST = statement(
   `SELECT ${CALLBACK_COLUMNS} FROM callbacks c JOIN payments p USING (order_no)
-   WHERE (NOT $1 OR c.state IN ('dead', 'gone') OR (c.state = 'queued' AND c.attempts > 0))
+   WHERE NOT $1 OR (c.state IN ('queued', 'dead', 'gone') AND (c.state <> 'queued' OR c.attempts > 0))
    ORDER BY c.id DESC LIMIT $2`,
 );
 const OF_ORDER = statement(
