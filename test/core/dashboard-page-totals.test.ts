@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { onBothEngines } from '../support/engines.ts';
 import { newOrder, payOrder } from '../support/orders.ts';
 import { PAYMENT_TOTAL_SQL, POSTING_TOTAL_SQL } from '../../core/store/sqlite/dashboard-reads.ts';
+import { ledgerRowsSql } from '../support/ledger-rows.ts';
 
 // Instants on either side of Kuala Lumpur's midnight (UTC+8): 2026-11-19T16:00Z is the 20th there.
 const INSTANTS = [
@@ -90,26 +91,6 @@ onBothEngines('SQLite counts the unfiltered payments page from the day counts', 
   );
 });
 
-/** Ledger entries (sink, posting, version, business day, exceptions) with their normalised versions. */
-function ledgerSql(engine: string, entries: readonly [string, number, number, string, string][]): string {
-  const normalised = entries.map(
-    ([sink, id, version, day, exceptions]) =>
-      `(${id}, ${version}, 'b', '${sink}', 'Z${id}', 'BANK', 'success', 100, 'Nur', 'n@example.my',
-        '2026-11-20T01:00:00.000Z', '${day}', '${day}', '${exceptions}', '2026-11-20T01:00:00.000Z')`,
-  );
-  const ledger = entries.map(
-    ([sink, id, version, day, exceptions]) =>
-      `('${sink}', ${id}, ${version}, '${day}', '${day}', 0, 'success', 100, '${exceptions}',
-        '2026-11-20T01:00:00.000Z', '2026-11-20T01:00:00.000Z')`,
-  );
-  // The pipeline's rows refer to stored postings and batches; the totals need neither.
-  return `${engine === 'sqlite' ? 'PRAGMA foreign_keys = OFF;' : ''}
-    INSERT INTO normalised_postings (posting_id, version, batch_id, sink, orderno, bank_agency, status, amount_sen,
-      name, email, time_utc, business_date, received_date, exceptions, normalised_at) VALUES ${normalised.join(',')};
-    INSERT INTO ledger_entries (sink, posting_id, version, business_date, received_date, is_adjustment, status,
-      amount_sen, exceptions, created_at, received_at) VALUES ${ledger.join(',')};`;
-}
-
 onBothEngines(
   'the postings page total counts each posting once, at its latest version',
   async (_t, store) => {
@@ -121,7 +102,15 @@ onBothEngines(
       ['LZS', 4, 1, '2026-11-21', '["E2"]'],
       ['PPZ', 5, 1, '2026-11-20', '[]'],
     ];
-    await store.write(ledgerSql(store.engine, entries));
+    const rows = entries.map(([sink, postingId, version, day, exceptions]) => ({
+      sink,
+      postingId,
+      version,
+      day,
+      exceptions,
+      amountSen: 100,
+    }));
+    await store.write(ledgerRowsSql(store.engine, rows));
     for (const [firstDay, lastDay, all, flagged] of [
       ['2026-11-19', '2026-11-19', 1, 0],
       ['2026-11-20', '2026-11-20', 2, 0],

@@ -17,6 +17,7 @@ import {
 } from '../../core/store/sqlite/zakat-report.ts';
 import { forEachEngine } from '../support/engines.ts';
 import { tempDir } from '../helpers.ts';
+import { ledgerRowsSql } from '../support/ledger-rows.ts';
 
 const DAYS = ['2026-11-18', '2026-11-19', '2026-11-20', '2026-11-21'];
 const RANGES: [string, string][] = [
@@ -78,7 +79,14 @@ forEachEngine(
             return { sink: m.other ? other : mine, postingId, version, day: m.day, late: m.late };
           });
           const arriving = [...entries.filter((e) => !e.late), ...entries.filter((e) => e.late)];
-          if (entries.length > 0) await store.write(insertSql(store.engine, arriving));
+          if (entries.length > 0)
+            // Each entry's amount in sen is its version number.
+            await store.write(
+              ledgerRowsSql(
+                store.engine,
+                arriving.map((e) => ({ ...e, amountSen: e.version })),
+              ),
+            );
 
           for (const q of queries) {
             const [start, end] = q.range;
@@ -116,28 +124,6 @@ forEachEngine(
     );
   },
 );
-
-/** Each entry as a normalised version (its amount in sen is its version number) and its ledger entry. */
-function insertSql(engine: string, entries: readonly Entry[]): string {
-  const normalised = entries.map(
-    (
-      e,
-    ) => `(${e.postingId}, ${e.version}, 'b', '${e.sink}', 'Z${e.postingId}', 'BANK', 'success', ${e.version},
-      'Nur', 'n@example.my', '2026-11-20T01:00:00.000Z', '${e.day}', '${e.day}', '[]', '2026-11-20T01:00:00.000Z')`,
-  );
-  const ledger = entries.map(
-    (
-      e,
-    ) => `('${e.sink}', ${e.postingId}, ${e.version}, '${e.day}', '${e.day}', 0, 'success', ${e.version}, '[]',
-      '2026-11-20T01:00:00.000Z', '2026-11-20T01:00:00.000Z')`,
-  );
-  // The pipeline's rows refer to stored postings and batches; the model needs neither (SQLite keeps the keys).
-  return `${engine === 'sqlite' ? 'PRAGMA foreign_keys = OFF;' : ''}
-    INSERT INTO normalised_postings (posting_id, version, batch_id, sink, orderno, bank_agency, status, amount_sen,
-      name, email, time_utc, business_date, received_date, exceptions, normalised_at) VALUES ${normalised.join(',')};
-    INSERT INTO ledger_entries (sink, posting_id, version, business_date, received_date, is_adjustment, status,
-      amount_sen, exceptions, created_at, received_at) VALUES ${ledger.join(',')};`;
-}
 
 test('on SQLite each zakat report statement walks its index in report order: no scan, no sort', (t) => {
   const file = path.join(tempDir(t), 'amil.db');

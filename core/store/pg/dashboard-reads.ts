@@ -345,41 +345,17 @@ export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
         const counts = await tx.rows<AgencyCallbackCount>(CALLBACK_COUNTS, [agency]);
         const { byState, total, failingOfFilter } = callbackTotals(counts, filter.state);
         const plan = callbackPagePlan(filter.state, failingOfFilter, limit, offset);
-        const parts = [
-          ...(plan.failing
-            ? (
-                await tx.rows<CallbackRow>(CALLBACK_PARTS.failing, [
-                  agency,
-                  state,
-                  plan.failing.limit,
-                  plan.failing.offset,
-                ])
-              ).map((row) => ({ ...row, failing: true }))
-            : []),
-          ...(plan.newest
-            ? (
-                await tx.rows<CallbackRow>(CALLBACK_PARTS.newest, [
-                  agency,
-                  state,
-                  plan.newest.limit,
-                  plan.newest.offset,
-                ])
-              ).map((row) => ({ ...row, failing: false }))
-            : []),
-          ...(plan.inState
-            ? (
-                await tx.rows<CallbackRow>(CALLBACK_PARTS.inState, [
-                  agency,
-                  state,
-                  plan.inState.limit,
-                  plan.inState.offset,
-                ])
-              ).map((row) => ({ ...row, failing: false }))
-            : []),
-        ];
         const rows = [];
-        for (const row of parts)
-          rows.push({ ...row, attemptLog: await tx.rows<CallbackAttempt>(ATTEMPTS, [row.id]) });
+        // Each part as planned, in page order; all three take the agency, the state, the limit, the offset.
+        for (const part of ['failing', 'newest', 'inState'] as const) {
+          const read = plan[part];
+          if (!read) continue;
+          const values = [agency, state, read.limit, read.offset];
+          for (const row of await tx.rows<CallbackRow>(CALLBACK_PARTS[part], values)) {
+            const attemptLog = await tx.rows<CallbackAttempt>(ATTEMPTS, [row.id]);
+            rows.push({ ...row, failing: part === 'failing', attemptLog });
+          }
+        }
         return { rows, total, byState };
       });
     },

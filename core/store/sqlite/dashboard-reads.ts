@@ -238,17 +238,13 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
   );
 
   type PageRow = CallbackRow & { failing: number };
+  type PartParams = { agency: string; state: string | null; limit: number; offset: number };
   const callbackParts = {
-    failing: db.prepare<{ agency: string; state: string | null; limit: number; offset: number }, PageRow>(
-      CALLBACK_PAGE_SQL.failing,
-    ),
-    newest: db.prepare<{ agency: string; state: string | null; limit: number; offset: number }, PageRow>(
-      CALLBACK_PAGE_SQL.newest,
-    ),
-    inState: db.prepare<{ agency: string; state: string | null; limit: number; offset: number }, PageRow>(
-      CALLBACK_PAGE_SQL.inState,
-    ),
+    failing: db.prepare<PartParams, PageRow>(CALLBACK_PAGE_SQL.failing),
+    newest: db.prepare<PartParams, PageRow>(CALLBACK_PAGE_SQL.newest),
+    inState: db.prepare<PartParams, PageRow>(CALLBACK_PAGE_SQL.inState),
   };
+
   const callbackCounts = db.prepare<{ agency: string }, AgencyCallbackCount>(
     'SELECT state, attempted, n FROM callback_counts WHERE agency_code = @agency',
   );
@@ -389,11 +385,11 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
           filter.state,
         );
         const plan = callbackPagePlan(filter.state, failingOfFilter, limit, offset);
-        const rows = [
-          ...(plan.failing ? callbackParts.failing.all({ agency, state, ...plan.failing }) : []),
-          ...(plan.newest ? callbackParts.newest.all({ agency, state, ...plan.newest }) : []),
-          ...(plan.inState ? callbackParts.inState.all({ agency, state, ...plan.inState }) : []),
-        ];
+        // Each part as planned, in page order.
+        const rows = (['failing', 'newest', 'inState'] as const).flatMap((part) => {
+          const read = plan[part];
+          return read ? callbackParts[part].all({ agency, state, ...read }) : [];
+        });
         return {
           rows: rows.map((row) => ({ ...row, failing: row.failing === 1, attemptLog: attempts.all(row.id) })),
           total,
