@@ -25,7 +25,7 @@ export type RefusedRows = ReadonlyMap<number, string>;
 
 /**
  * How many of the latest outbox ids `stats()` looks at for completed jobs: the outbox keeps every row it
- * handed over, and counting them all at every metrics scrape grew with history (decision 238). BullMQ
+ * handed over, and counting them all at every `amil queues` grew with history (decision 238). BullMQ
  * likewise keeps the latest 10,000 completed jobs of a queue (pipeline/retry.ts).
  */
 export const RECENT_OUTBOX_ROWS = 10_000;
