@@ -50,8 +50,9 @@ export interface PartRead {
  * Which reads make one page: the failing part from `offset`, then where it ends the rest: `newest` (not
  * failing, from the agency's index range, for every callback or the delivered ones: most of its history) or
  * `inState` (the rest of the 'queued' filter, not attempted yet, or the superseded ones: few, from the state
- * index, which reads them without the agency's delivered history). The counts come from the same snapshot as the rows, so the failing part holds
- * exactly `failingOfFilter` rows and the split is known before reading.
+ * index, which reads them without the agency's delivered history). The counts come from the same snapshot
+ * as the rows, so the failing part holds exactly `failingOfFilter` rows and the split is known before
+ * reading.
  */
 export function callbackPagePlan(
   filter: CallbackFilter,

@@ -76,7 +76,8 @@ export const OUTBOX_LEASE_SQL = `UPDATE outbox SET next_try_at = ? WHERE id IN (
 /**
  * The counts of `stats()`, each over an index range of the rows it counts (decision 238): the waiting rows
  * (outbox_waiting), those failed for good (outbox_failed_any), those handed to Redis and not done
- * (outbox_unfinished), and the handed-over ones among the latest ids (a range of the primary key). Exported for the plan test.
+ * (outbox_unfinished), and the handed-over ones among the latest ids (a range of the primary key).
+ * Exported for the plan test.
  */
 export const OUTBOX_STATS_SQL = {
   waiting: `SELECT queue, count(*) AS n FROM outbox WHERE sent_at IS NULL AND failed_at IS NULL GROUP BY queue`,
