@@ -5,7 +5,7 @@
  * payments took 105 ms per page to count on SQLite's one thread. The totals must stay exactly the rows'.
  */
 import assert from 'node:assert/strict';
-import { onBothEngines } from '../support/engines.ts';
+import { onBothEngines, onSqlite } from '../support/engines.ts';
 import { newOrder, payOrder } from '../support/orders.ts';
 import { PAYMENT_TOTAL_SQL, POSTING_TOTAL_SQL } from '../../core/store/sqlite/dashboard-reads.ts';
 import { ledgerRowsSql } from '../support/ledger-rows.ts';
@@ -70,8 +70,7 @@ onBothEngines('the payments page total is the count of the rows, under every fil
       }
 });
 
-onBothEngines('SQLite counts the unfiltered payments page from the day counts', async (_t, store) => {
-  if (store.engine !== 'sqlite') return;
+onSqlite('SQLite counts the unfiltered payments page from the day counts', async (_t, store) => {
   const text = PAYMENT_TOTAL_SQL.replace(/@(\w+)/g, (_m, key: string) =>
     key === 'agency'
       ? "'LZS'"

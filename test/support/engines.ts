@@ -94,3 +94,8 @@ export function forEachEngine(
 export function onBothEngines(name: string, fn: (t: TestContext, store: EngineStore) => Promise<void>): void {
   forEachEngine(name, async (t, open) => fn(t, await open()));
 }
+
+/** One test over a fresh SQLite store, for what only SQLite has (a plan it must choose, its own tables). */
+export function onSqlite(name: string, fn: (t: TestContext, store: EngineStore) => Promise<void>): void {
+  void test(name, async (t) => fn(t, await openSqlite(t)));
+}
