@@ -114,9 +114,9 @@ const PAYMENT_DAYS = statement(
      count(*) FILTER (WHERE status = 'failed') AS failed
    FROM payments WHERE agency_code = $1 AND created_at >= $2 AND created_at < $3 GROUP BY 1`,
 );
+// From callbacks_failing: the agency's failing callbacks, not every callback of its payments (decision 242).
 const CALLBACKS_FAILING = statement(
-  `SELECT count(*) AS n FROM callbacks c JOIN payments p ON p.order_no = c.order_no
-   WHERE p.agency_code = $1 AND ${FAILING}`,
+  `SELECT count(*)::int AS n FROM callbacks c WHERE c.agency_code = $1 AND ${FAILING}`,
 );
 const OPEN_ANOMALIES = statement(
   `SELECT (SELECT count(*) FROM anomalies a JOIN bank_postings b ON b.id = a.posting_id
@@ -132,8 +132,9 @@ const CALLBACK_COLUMNS = `c.id, c.order_no AS "orderNo", c.agency_code AS "agenc
 // a state) where there is one, then the limit and the offset.
 const CALLBACK_PARTS = {
   failing: statement(
+    // The agency's failing callbacks only, from callbacks_failing (decision 242).
     `SELECT ${CALLBACK_COLUMNS} FROM callbacks c
-     WHERE c.state IN ('queued', 'dead', 'gone') AND ${FAILING} AND c.agency_code = $1
+     WHERE ${FAILING} AND c.agency_code = $1
        AND ($2::text IS NULL OR $2 = 'failing' OR c.state = $2)
      ORDER BY c.id DESC LIMIT $3 OFFSET $4`,
   ),

@@ -37,8 +37,9 @@ const CALLBACK_COLUMNS = `c.id, c.order_no AS orderNo, c.agency_code AS agencyCo
  * Exported for the plan test.
  */
 export const CALLBACK_PAGE_SQL = {
-  failing: `SELECT ${CALLBACK_COLUMNS}, 1 AS failing FROM callbacks c INDEXED BY callbacks_by_state
-    WHERE c.state IN ('queued', 'dead', 'gone') AND ${FAILING} AND c.agency_code = @agency
+  // The agency's failing callbacks only (decision 242): never another agency's dead ones.
+  failing: `SELECT ${CALLBACK_COLUMNS}, 1 AS failing FROM callbacks c INDEXED BY callbacks_failing
+    WHERE ${FAILING} AND c.agency_code = @agency
       AND (@state IS NULL OR @state = 'failing' OR c.state = @state)
     ORDER BY c.id DESC LIMIT @limit OFFSET @offset`,
   newest: `SELECT ${CALLBACK_COLUMNS}, 0 AS failing FROM callbacks c INDEXED BY callbacks_by_agency
