@@ -1,8 +1,9 @@
 /**
  * The dashboard's payments page takes its total from the day counts the payment report already keeps
- * (decision 240), unless a filter the counts do not hold (order number, reference, method) narrows it; on
- * SQLite the postings page likewise from `ledger_day_counts` when no field filters it. A year of a million
- * payments took 105 ms per page to count on SQLite's one thread. The totals must stay exactly the rows'.
+ * (decision 240), which hold each payment's method too (decision 243), unless the order number or the
+ * reference narrows it; on SQLite the postings page likewise from `ledger_day_counts` when no field filters
+ * it. A year of a million payments took 105 ms per page to count on SQLite's one thread. The totals must
+ * stay exactly the rows'.
  */
 import assert from 'node:assert/strict';
 import { onBothEngines, onSqlite } from '../support/engines.ts';
@@ -29,13 +30,32 @@ onBothEngines('the payments page total is the count of the rows, under every fil
     for (const agency of ['LZS', 'PPZ']) {
       const orderNo = `T${agency}${i}`;
       await store.orders.createOrder(newOrder(orderNo, { agencyCode: agency, refNo: `R-${orderNo}`, at }));
-      // Every other order paid (its method fpx), one in three refused, the rest left pending.
+      // Every other order paid (its method fpx), one in three refused, the rest left pending: of those, one
+      // in two taken to the bank by card, and one of them then moved to e-wallet through SQL (the counts
+      // follow any change of a payment's method, not only the first).
       const approved = i % 2 === 0;
+      let method: string | null = approved || i % 3 === 1 ? 'fpx' : null;
       if (approved) await payOrder(store.orders, orderNo, at);
       else if (i % 3 === 1) await payOrder(store.orders, orderNo, at, { status: 'failed', code: '51' });
-      made.push({ orderNo, agency, at, approved, method: approved || i % 3 === 1 ? 'fpx' : null });
+      else if ((i + made.length) % 2 === 1) {
+        // prettier-ignore
+        await store.orders.startAttempt(orderNo, { paymentMethod: 'card', bankId: 'TEST0021', bankName: 'Test Bank',
+          addChargeSen: 0, acquirerRef: `ACQ-${orderNo}`, at });
+        method = 'card';
+        if (i === 3) {
+          await store.write(`UPDATE payments SET payment_method = 'ewallet' WHERE order_no = '${orderNo}'`);
+          method = 'ewallet';
+        }
+      }
+      made.push({ orderNo, agency, at, approved, method });
     }
   }
+  // Each method has orders to count, else a total of 0 would prove nothing.
+  for (const method of ['fpx', 'card', 'ewallet'])
+    assert.ok(
+      made.some((m) => m.agency === 'LZS' && m.method === method),
+      method,
+    );
   const kl = (at: string) => new Date(Date.parse(at) + 8 * 3600_000).toISOString().slice(0, 10);
   const ranges: [string, string][] = [
     ['2026-11-19', '2026-11-19'],
@@ -46,7 +66,9 @@ onBothEngines('the payments page total is the count of the rows, under every fil
   ];
   for (const [firstDay, lastDay] of ranges)
     for (const approved of [undefined, true, false])
-      for (const extra of [{}, { orderNo: 'TLZS2' }, { refNo: 'R-TLZS1' }, { method: 'fpx' }] as const) {
+      // prettier-ignore
+      for (const extra of [{}, { orderNo: 'TLZS2' }, { refNo: 'R-TLZS1' }, { method: 'fpx' }, { method: 'card' },
+        { method: 'ewallet' }, { method: 'card', refNo: 'R-TLZS3' }] as const) {
         const filter = {
           agency: 'LZS',
           firstDay,
@@ -70,25 +92,27 @@ onBothEngines('the payments page total is the count of the rows, under every fil
       }
 });
 
-onSqlite('SQLite counts the unfiltered payments page from the day counts', async (_t, store) => {
-  const text = PAYMENT_TOTAL_SQL.replace(/@(\w+)/g, (_m, key: string) =>
-    key === 'agency'
-      ? "'LZS'"
-      : key === 'approved'
-        ? 'NULL'
-        : key === 'firstDay'
-          ? "'2026-01-01'"
-          : "'2026-12-31'",
-  );
-  const plan = (await store.sql<{ detail: string }>(`EXPLAIN QUERY PLAN ${text}`))
-    .map((r) => r.detail)
-    .join(' | ');
-  assert.match(
-    plan,
-    /SEARCH payment_day_counts USING PRIMARY KEY \(agency_code=\? AND day>\? AND day<\?\)/,
-    plan,
-  );
-});
+onSqlite(
+  'SQLite counts the payments page filtered by days, approval and method from the day counts',
+  async (_t, store) => {
+    const params: Record<string, string> = {
+      agency: "'LZS'",
+      approved: '1',
+      method: "'card'",
+      firstDay: "'2026-01-01'",
+      lastDay: "'2026-12-31'",
+    };
+    const text = PAYMENT_TOTAL_SQL.replace(/@(\w+)/g, (_m, key: string) => params[key]!);
+    const plan = (await store.sql<{ detail: string }>(`EXPLAIN QUERY PLAN ${text}`))
+      .map((r) => r.detail)
+      .join(' | ');
+    assert.match(
+      plan,
+      /SEARCH payment_day_counts USING PRIMARY KEY \(agency_code=\? AND day>\? AND day<\?\)/,
+      plan,
+    );
+  },
+);
 
 onBothEngines(
   'the postings page total counts each posting once, at its latest version',
@@ -137,5 +161,26 @@ onBothEngines(
       /SEARCH ledger_day_counts USING PRIMARY KEY \(sink=\? AND business_date>\? AND business_date<\?\)/,
       plan,
     );
+  },
+);
+
+onBothEngines(
+  "the payments page filtered by method counts from the day counts, not the agency's payments",
+  async (_t, store) => {
+    await store.addAgency('LZS');
+    const at = '2026-11-20T02:00:00.000Z';
+    await store.orders.createOrder(newOrder('M1', { agencyCode: 'LZS', at }));
+    // prettier-ignore
+    await store.orders.startAttempt('M1', { paymentMethod: 'card', bankId: 'TEST0021', bankName: 'Test Bank',
+      addChargeSen: 0, acquirerRef: 'ACQ-M1', at });
+    const filter = { agency: 'LZS', firstDay: '2026-11-20', lastDay: '2026-11-20', method: 'card' as const };
+    assert.equal((await store.dashboardReads.paymentsPage(filter, 10, 0)).total, 1);
+    // The counts say a thousand more: a total read from them says so too, a count of the payments would not.
+    await store.write(
+      `UPDATE payment_day_counts SET n = n + 1000 WHERE agency_code = 'LZS' AND method = 'card'`,
+    );
+    assert.equal((await store.dashboardReads.paymentsPage(filter, 10, 0)).total, 1001);
+    const byRef = { ...filter, refNo: 'nothing-has-this' };
+    assert.equal((await store.dashboardReads.paymentsPage(byRef, 10, 0)).total, 0);
   },
 );

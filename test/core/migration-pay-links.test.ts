@@ -39,7 +39,9 @@ test('an installation at migration 008 upgrades with every payment, event, callb
       `INSERT INTO callbacks (order_no, status, url, fields, created_at) VALUES ('AM1', 'success', 'https://shop.example.my/r', '{}', '2026-11-20T02:00:01Z')`,
     )
     .run();
-  const counts = () => old.prepare('SELECT * FROM payment_day_counts ORDER BY approved').all();
+  // The columns the counts had at 008 (026 adds the method: decision 243).
+  const COUNTS = 'SELECT agency_code, day, approved, n FROM payment_day_counts ORDER BY approved';
+  const counts = () => old.prepare(COUNTS).all();
   const before = counts();
   old.close();
 
@@ -54,7 +56,7 @@ test('an installation at migration 008 upgrades with every payment, event, callb
       { order_no: 'AM2', source: 'pay-link', pay_link_uses: 'once' },
     ],
   );
-  assert.deepEqual(db.prepare('SELECT * FROM payment_day_counts ORDER BY approved').all(), before);
+  assert.deepEqual(db.prepare(COUNTS).all(), before);
   assert.equal((db.prepare('SELECT count(*) AS n FROM callbacks').get() as { n: number }).n, 1);
   assert.deepEqual(db.pragma('foreign_key_check'), []);
   // The triggers came back: a new payment is counted.

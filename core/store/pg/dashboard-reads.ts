@@ -38,11 +38,13 @@ const PAYMENT_WHERE = `agency_code = $1 AND created_at >= $2 AND created_at < $3
   AND ($6::text IS NULL OR ref_no = $6)
   AND ($7::text IS NULL OR payment_method = $7)`;
 const PAYMENT_COUNT = statement(`SELECT count(*) AS n FROM payments WHERE ${PAYMENT_WHERE}`);
-// The total from the day counts when nothing but the days and the approval filters it, as SQLite's
-// (decision 240): $1 agency, $2 and $3 the first and last day, $4 approved (1, 0 or null).
+// The total from the day counts when nothing but the days, the approval and the method filters it, as
+// SQLite's (decisions 240, 243): $1 agency, $2 and $3 the first and last day, $4 approved (1, 0 or null),
+// $5 method (or null).
 const PAYMENT_TOTAL = statement(
   `SELECT coalesce(sum(n), 0)::int AS n FROM payment_day_counts
-   WHERE agency_code = $1 AND day BETWEEN $2 AND $3 AND ($4::integer IS NULL OR approved = $4)`,
+   WHERE agency_code = $1 AND day BETWEEN $2 AND $3 AND ($4::integer IS NULL OR approved = $4)
+     AND ($5::text IS NULL OR method = $5)`,
 );
 const PAYMENT_PAGE = statement(
   `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${PAYMENT_WHERE}
@@ -285,9 +287,8 @@ export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
 
     async paymentsPage(filter, limit, offset) {
       const values = paymentValues(filter);
-      // Only the order number, the reference and the method are not in the day counts.
-      const counted =
-        filter.orderNo === undefined && filter.refNo === undefined && filter.method === undefined;
+      // Only the order number and the reference are not in the day counts.
+      const counted = filter.orderNo === undefined && filter.refNo === undefined;
       const approved = filter.approved === undefined ? null : filter.approved ? 1 : 0;
       return inSnapshot(db, async (tx) => ({
         rows: await tx.rows<PaymentRow>(PAYMENT_PAGE, [...values, limit, offset]),
@@ -298,6 +299,7 @@ export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
                 filter.firstDay,
                 filter.lastDay,
                 approved,
+                nullable(filter.method),
               ])
             : await tx.row<{ n: number }>(PAYMENT_COUNT, values)
           )?.n ?? 0,

@@ -64,11 +64,12 @@ const PAYMENT_WHERE = `agency_code = @agency AND created_at >= @from AND created
 
 /**
  * The payments page's total from the day counts the payment report keeps (decision 240), when nothing but the
- * days and the approval filters it: a page over a year costs what a page over a day does. Exported for the
- * plan test.
+ * days, the approval and the method filters it (decision 243): a page over a year costs what a page over a
+ * day does. Exported for the plan test.
  */
 export const PAYMENT_TOTAL_SQL = `SELECT coalesce(sum(n), 0) AS n FROM payment_day_counts
-  WHERE agency_code = @agency AND day BETWEEN @firstDay AND @lastDay AND (@approved IS NULL OR approved = @approved)`;
+  WHERE agency_code = @agency AND day BETWEEN @firstDay AND @lastDay AND (@approved IS NULL OR approved = @approved)
+    AND (@method IS NULL OR method = @method)`;
 
 const POSTING_COLUMNS = `n.posting_id AS postingId, n.sink, n.orderno, n.status, n.amount_sen AS amountSen, n.name,
   n.email, n.data_email AS dataEmail, n.time_utc AS timeUtc, n.business_date AS businessDate,
@@ -151,7 +152,7 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
     `SELECT count(*) AS n FROM payments WHERE ${PAYMENT_WHERE}`,
   );
   const paymentTotal = db.prepare<
-    { agency: string; firstDay: string; lastDay: string; approved: number | null },
+    { agency: string; firstDay: string; lastDay: string; approved: number | null; method: string | null },
     { n: number }
   >(PAYMENT_TOTAL_SQL);
   const paymentPage = db.prepare<PaymentParams & { limit: number; offset: number }, PaymentRow>(
@@ -320,13 +321,13 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
     async paymentsPage(filter, limit, offset) {
       const p = paymentParams(filter);
       const { agency, firstDay, lastDay } = filter;
-      // Only the order number, the reference and the method are not in the day counts.
-      const counted = p.orderNo === null && p.refNo === null && p.method === null;
+      // Only the order number and the reference are not in the day counts (the method is: decision 243).
+      const counted = p.orderNo === null && p.refNo === null;
       return db.transaction(() => ({
         rows: paymentPage.all({ ...p, limit, offset }),
         total:
           (counted
-            ? paymentTotal.get({ agency, firstDay, lastDay, approved: p.approved })
+            ? paymentTotal.get({ agency, firstDay, lastDay, approved: p.approved, method: p.method })
             : paymentCount.get(p)
           )?.n ?? 0,
       }))();
