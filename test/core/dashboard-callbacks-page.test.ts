@@ -81,7 +81,12 @@ onBothEngines('every page of every filter is the failing first, then the newest'
   );
   const [specs] = fc.sample(spec, { seed: 239, numRuns: 1 });
   const models = await seed(store, specs!);
-  for (const agency of ['LZS', 'PPZ'])
+  for (const agency of ['LZS', 'PPZ']) {
+    // The overview's count of failing callbacks is the agency's own (decision 242).
+    const overview = await store.dashboardReads.overview(agency, '2026-11-20', '2026-11-20');
+    const failingOfAgency = models.filter((m) => m.agency === agency && failing(m)).length;
+    assert.ok(failingOfAgency > 0, agency);
+    assert.equal(overview.callbacksFailing, failingOfAgency, `${agency} overview`);
     for (const filter of FILTERS)
       for (const offset of [0, 2, 3, 5, 9, 30]) {
         const page = await store.dashboardReads.callbacksPage(
@@ -109,6 +114,7 @@ onBothEngines('every page of every filter is the failing first, then the newest'
           where,
         );
       }
+  }
 });
 
 onBothEngines("a callback carries its order's agency from the moment it is queued", async (_t, store) => {

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { onBothEngines, onSqlite } from '../support/engines.ts';
-import { newOrder, payOrder } from '../support/orders.ts';
+import { newOrder, payOrder, startPayment } from '../support/orders.ts';
 import { PAYMENT_TOTAL_SQL, POSTING_TOTAL_SQL } from '../../core/store/sqlite/dashboard-reads.ts';
 import { ledgerRowsSql } from '../support/ledger-rows.ts';
 
@@ -38,9 +38,7 @@ onBothEngines('the payments page total is the count of the rows, under every fil
       if (approved) await payOrder(store.orders, orderNo, at);
       else if (i % 3 === 1) await payOrder(store.orders, orderNo, at, { status: 'failed', code: '51' });
       else if ((i + made.length) % 2 === 1) {
-        // prettier-ignore
-        await store.orders.startAttempt(orderNo, { paymentMethod: 'card', bankId: 'TEST0021', bankName: 'Test Bank',
-          addChargeSen: 0, acquirerRef: `ACQ-${orderNo}`, at });
+        await startPayment(store.orders, orderNo, at, 'card');
         method = 'card';
         if (i === 3) {
           await store.write(`UPDATE payments SET payment_method = 'ewallet' WHERE order_no = '${orderNo}'`);
@@ -170,9 +168,7 @@ onBothEngines(
     await store.addAgency('LZS');
     const at = '2026-11-20T02:00:00.000Z';
     await store.orders.createOrder(newOrder('M1', { agencyCode: 'LZS', at }));
-    // prettier-ignore
-    await store.orders.startAttempt('M1', { paymentMethod: 'card', bankId: 'TEST0021', bankName: 'Test Bank',
-      addChargeSen: 0, acquirerRef: 'ACQ-M1', at });
+    await startPayment(store.orders, 'M1', at, 'card');
     const filter = { agency: 'LZS', firstDay: '2026-11-20', lastDay: '2026-11-20', method: 'card' as const };
     assert.equal((await store.dashboardReads.paymentsPage(filter, 10, 0)).total, 1);
     // The counts say a thousand more: a total read from them says so too, a count of the payments would not.

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { onBothEngines, type EngineStore } from '../support/engines.ts';
-import { newOrder, payOrder } from '../support/orders.ts';
+import { newOrder, payOrder, startPayment } from '../support/orders.ts';
 
 const AT = '2026-11-20T02:00:00.000Z';
 const COUNTS = `SELECT agency_code, day, approved, method, n FROM payment_day_counts WHERE n > 0
@@ -38,9 +38,7 @@ const BEFORE = {
 
 async function started(store: EngineStore, orderNo: string, paymentMethod: 'card' | 'ewallet') {
   await store.orders.createOrder(newOrder(orderNo, { agencyCode: 'LZS', at: AT }));
-  // prettier-ignore
-  await store.orders.startAttempt(orderNo, { paymentMethod, bankId: 'TEST0021', bankName: 'Test Bank',
-    addChargeSen: 0, acquirerRef: `ACQ-${orderNo}`, at: AT });
+  await startPayment(store.orders, orderNo, AT, paymentMethod);
 }
 
 onBothEngines('an upgraded installation counts its payments by method', async (_t, store) => {

@@ -2,6 +2,7 @@
 import type {
   CallbackDraft,
   CallbacksRepository,
+  NewAttempt,
   NewOrder,
   OrderRow,
   OrdersRepository,
@@ -34,6 +35,24 @@ export function callbackToMerchant(order: OrderRow): CallbackDraft {
   return { url: order.returnUrl, fields: { orderNo: order.orderNo, status: order.status } };
 }
 
+/** Takes a created order to the bank at `at` by `paymentMethod` (FPX unless said), as the pay page does. */
+export async function startPayment(
+  orders: OrdersRepository,
+  orderNo: string,
+  at: string,
+  paymentMethod: NewAttempt['paymentMethod'] = 'fpx',
+): Promise<void> {
+  const refused = await orders.startAttempt(orderNo, {
+    paymentMethod,
+    bankId: 'TEST0021',
+    bankName: 'Test Bank',
+    addChargeSen: 0,
+    acquirerRef: `ACQ-${orderNo}`,
+    at,
+  });
+  if (refused !== undefined) throw new Error(`${orderNo}: attempt refused (${refused})`);
+}
+
 /**
  * Pays a created order as the checkout does: an FPX attempt, then the acquirer's result settled at `at`,
  * which queues its callback. Paid (00) unless `result` says otherwise.
@@ -45,14 +64,7 @@ export async function payOrder(
   result: Pick<PaymentResult, 'status' | 'code'> = { status: 'success', code: '00' },
   callback: (order: OrderRow) => CallbackDraft | undefined = callbackToMerchant,
 ): Promise<void> {
-  await orders.startAttempt(orderNo, {
-    paymentMethod: 'fpx',
-    bankId: 'TEST0021',
-    bankName: 'Test Bank',
-    addChargeSen: 0,
-    acquirerRef: `ACQ-${orderNo}`,
-    at,
-  });
+  await startPayment(orders, orderNo, at);
   await orders.settle(
     orderNo,
     { ...result, txnId: `T-${orderNo}`, txnTime: '20261120100500', source: 'test' },
