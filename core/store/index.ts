@@ -19,6 +19,7 @@ import { sqliteOps } from './sqlite/ops.ts';
 import { sqliteReceipts } from './sqlite/receipts.ts';
 import { sqliteDashboardUsers } from './sqlite/dashboard-users.ts';
 import { sqliteDashboardReads } from './sqlite/dashboard-reads.ts';
+import { dashboardReadsOffThread } from './sqlite/dashboard-reads-off-thread.ts';
 import type { PartnersRepository } from './partners.ts';
 import type { BankPostingsRepository } from './bank-postings.ts';
 import type { AnomaliesRepository } from './anomalies.ts';
@@ -113,6 +114,7 @@ export interface SqliteStore extends Store {
 /** Opens (creating and migrating as needed) the SQLite store at `file`. */
 export function openStore(file: string): SqliteStore {
   const db: Db = openDatabase(file);
+  const dashboardReads = dashboardReadsOffThread(file, sqliteDashboardReads(db));
   return {
     file,
     partners: sqlitePartners(db),
@@ -134,11 +136,12 @@ export function openStore(file: string): SqliteStore {
     receipts: sqliteReceipts(db),
     ops: sqliteOps(db),
     dashboardUsers: sqliteDashboardUsers(db),
-    dashboardReads: sqliteDashboardReads(db),
+    dashboardReads,
     async ping() {
       db.prepare('SELECT 1').get();
     },
     async close() {
+      await dashboardReads.close();
       if (db.open) db.close();
     },
   };

@@ -1,0 +1,56 @@
+/**
+ * The merchant dashboard's reads on SQLite, run on threads of their own (decision 244): each read goes to a
+ * piscina thread holding its own connection to the file (dashboard-read-worker.ts), so a slow one (a year
+ * of postings filtered by an exception code, a deep page) costs its own request time, never the event
+ * loop's. The exports' stream stays on the request thread: it reads 1,000 rows a statement by keyset.
+ */
+import { Piscina } from 'piscina';
+import type { DashboardReadsRepository } from '../dashboard-reads.ts';
+import { workerExecArgv } from '../../worker-exec-argv.ts';
+import type { ReadResult, ReadTask, ThreadRead } from './dashboard-read-worker.ts';
+
+/**
+ * Threads at most. Two: one slow read leaves another thread for the next page. One stays started once the
+ * first read came (a thread starts in about half a second), the second exits after a minute idle.
+ */
+const READ_THREADS = 2;
+const IDLE_TIMEOUT_MS = 60_000;
+
+export type ClosableDashboardReads = DashboardReadsRepository & { close(): Promise<void> };
+
+/** The reads of `file` on threads; the export stream from `onLoop` (the request thread's own reads). */
+export function dashboardReadsOffThread(
+  file: string,
+  onLoop: DashboardReadsRepository,
+): ClosableDashboardReads {
+  let pool: Piscina<ReadTask, ReadResult> | undefined;
+  const run = async (method: ThreadRead, args: unknown[]): Promise<unknown> => {
+    pool ??= new Piscina<ReadTask, ReadResult>({
+      filename: new URL('./dashboard-read-worker.ts', import.meta.url).href,
+      minThreads: 1,
+      maxThreads: READ_THREADS,
+      idleTimeout: IDLE_TIMEOUT_MS,
+      workerData: { file },
+      execArgv: workerExecArgv(),
+    });
+    const result = await pool.run({ method, args });
+    if (result.ok) return result.value;
+    throw Object.assign(new Error(result.message), result.code === undefined ? {} : { code: result.code });
+  };
+  const onThread = <M extends ThreadRead>(method: M): DashboardReadsRepository[M] =>
+    ((...args: unknown[]) => run(method, args)) as DashboardReadsRepository[M];
+  return {
+    overview: onThread('overview'),
+    paymentsPage: onThread('paymentsPage'),
+    paymentRows: (filter) => onLoop.paymentRows(filter),
+    order: onThread('order'),
+    postingsPage: onThread('postingsPage'),
+    postingCodes: onThread('postingCodes'),
+    callbacksPage: onThread('callbacksPage'),
+    runs: onThread('runs'),
+    run: onThread('run'),
+    async close() {
+      await pool?.destroy();
+    },
+  };
+}
