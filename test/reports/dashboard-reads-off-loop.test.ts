@@ -10,6 +10,7 @@ import type { SqliteStore } from '../../core/store/index.ts';
 import { dashboardReadsOffThread } from '../../core/store/sqlite/dashboard-reads-off-thread.ts';
 import { sqliteDashboardReads } from '../../core/store/sqlite/dashboard-reads.ts';
 import { openDatabase } from '../../core/store/sqlite/db.ts';
+import { isStoreOutage } from '../../core/store/outage.ts';
 import { startApp, tempDir } from '../helpers.ts';
 import { DEMO_LZS_ADMIN, signIn } from '../support/dashboard.ts';
 import { SQLITE_APP } from '../support/test-database.ts';
@@ -97,4 +98,25 @@ test('a dashboard read refused on its thread is thrown on the request thread wit
     await onFile.postingCodes({ agency: 'LZS', firstDay: '2026-11-01', lastDay: '2026-11-30' }),
     [],
   );
+});
+
+test('dashboard reads past the threads and their queue are refused as a busy store (503), the rest answered', async (t) => {
+  const dir = tempDir(t);
+  const db = openDatabase(`${dir}/amil.db`);
+  const reads = dashboardReadsOffThread(`${dir}/amil.db`, sqliteDashboardReads(db));
+  t.after(async () => {
+    await reads.close();
+    db.close();
+  });
+  // Sent at once, before the first thread is up: two threads and a queue of 32 take 34 of them.
+  const outcomes = await Promise.allSettled(
+    Array.from({ length: 50 }, () => reads.callbacksPage({ agency: 'LZS' }, 50, 0)),
+  );
+  const refused = outcomes.filter((o) => o.status === 'rejected');
+  const answered = outcomes.filter((o) => o.status === 'fulfilled');
+  assert.ok(refused.length >= 50 - 34, `${refused.length} refused`);
+  assert.ok(answered.length >= 32, `${answered.length} answered`);
+  for (const outcome of refused) assert.ok(isStoreOutage(outcome.reason), String(outcome.reason));
+  // Once the queue has drained, reads are answered again.
+  assert.equal((await reads.callbacksPage({ agency: 'LZS' }, 50, 0)).total, 0);
 });

@@ -6,6 +6,7 @@
  */
 import { Piscina } from 'piscina';
 import type { DashboardReadsRepository } from '../dashboard-reads.ts';
+import { STORE_UNREACHABLE } from '../outage.ts';
 import { workerExecArgv } from '../../worker-exec-argv.ts';
 import type { ReadResult, ReadTask, ThreadRead } from './dashboard-read-worker.ts';
 
@@ -15,6 +16,12 @@ import type { ReadResult, ReadTask, ThreadRead } from './dashboard-read-worker.t
  */
 const READ_THREADS = 2;
 const IDLE_TIMEOUT_MS = 60_000;
+/**
+ * Reads waiting for a thread at most. Past it a read is refused as a busy store is (503 with Retry-After):
+ * someone sending slow pages over and over makes the dashboard answer "try again", not a queue that grows
+ * without end.
+ */
+const QUEUED_READS = 32;
 
 export type ClosableDashboardReads = DashboardReadsRepository & { close(): Promise<void> };
 
@@ -30,10 +37,17 @@ export function dashboardReadsOffThread(
       minThreads: 1,
       maxThreads: READ_THREADS,
       idleTimeout: IDLE_TIMEOUT_MS,
+      maxQueue: QUEUED_READS,
       workerData: { file },
       execArgv: workerExecArgv(),
     });
-    const result = await pool.run({ method, args });
+    const result = await pool.run({ method, args }).catch((err: unknown) => {
+      if (err instanceof Error && /queue is at limit/i.test(err.message))
+        throw Object.assign(new Error('every dashboard read thread is busy and its queue is full'), {
+          code: STORE_UNREACHABLE,
+        });
+      throw err;
+    });
     if (result.ok) return result.value;
     throw Object.assign(new Error(result.message), result.code === undefined ? {} : { code: result.code });
   };
