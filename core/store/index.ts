@@ -18,7 +18,6 @@ import { sqliteQrCodes } from './sqlite/qr-codes.ts';
 import { sqliteOps } from './sqlite/ops.ts';
 import { sqliteReceipts } from './sqlite/receipts.ts';
 import { sqliteDashboardUsers } from './sqlite/dashboard-users.ts';
-import { sqliteDashboardReads } from './sqlite/dashboard-reads.ts';
 import { dashboardReadsOffThread } from './sqlite/dashboard-reads-off-thread.ts';
 import type { PartnersRepository } from './partners.ts';
 import type { BankPostingsRepository } from './bank-postings.ts';
@@ -114,7 +113,7 @@ export interface SqliteStore extends Store {
 /** Opens (creating and migrating as needed) the SQLite store at `file`. */
 export function openStore(file: string): SqliteStore {
   const db: Db = openDatabase(file);
-  const dashboardReads = dashboardReadsOffThread(file, sqliteDashboardReads(db));
+  const dashboardReads = dashboardReadsOffThread(file);
   return {
     file,
     partners: sqlitePartners(db),

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import type { SqliteStore } from '../../core/store/index.ts';
 import { dashboardReadsOffThread } from '../../core/store/sqlite/dashboard-reads-off-thread.ts';
-import { sqliteDashboardReads } from '../../core/store/sqlite/dashboard-reads.ts';
 import { openDatabase } from '../../core/store/sqlite/db.ts';
 import { isStoreOutage } from '../../core/store/outage.ts';
 import { startApp, tempDir } from '../helpers.ts';
@@ -82,7 +81,7 @@ test('a dashboard read refused on its thread is thrown on the request thread wit
   const dir = tempDir(t);
   const file = `${dir}/amil.db`;
   const db = openDatabase(file);
-  const reads = dashboardReadsOffThread(`${dir}/missing.db`, sqliteDashboardReads(db));
+  const reads = dashboardReadsOffThread(`${dir}/missing.db`);
   t.after(async () => {
     await reads.close();
     db.close();
@@ -92,7 +91,7 @@ test('a dashboard read refused on its thread is thrown on the request thread wit
     (err: Error & { code?: string }) => err.code === 'SQLITE_CANTOPEN',
   );
   // The same read on the file that exists.
-  const onFile = dashboardReadsOffThread(file, sqliteDashboardReads(db));
+  const onFile = dashboardReadsOffThread(file);
   t.after(() => onFile.close());
   assert.deepEqual(
     await onFile.postingCodes({ agency: 'LZS', firstDay: '2026-11-01', lastDay: '2026-11-30' }),
@@ -103,7 +102,7 @@ test('a dashboard read refused on its thread is thrown on the request thread wit
 test('dashboard reads past the threads and their queue are refused as a busy store (503), the rest answered', async (t) => {
   const dir = tempDir(t);
   const db = openDatabase(`${dir}/amil.db`);
-  const reads = dashboardReadsOffThread(`${dir}/amil.db`, sqliteDashboardReads(db));
+  const reads = dashboardReadsOffThread(`${dir}/amil.db`);
   t.after(async () => {
     await reads.close();
     db.close();
@@ -119,4 +118,43 @@ test('dashboard reads past the threads and their queue are refused as a busy sto
   for (const outcome of refused) assert.ok(isStoreOutage(outcome.reason), String(outcome.reason));
   // Once the queue has drained, reads are answered again.
   assert.equal((await reads.callbacksPage({ agency: 'LZS' }, 50, 0)).total, 0);
+});
+
+test('the payments export streams every matching payment in order, chunk by chunk from the threads', async (t) => {
+  const dir = tempDir(t);
+  const file = `${dir}/amil.db`;
+  const db = openDatabase(file);
+  const reads = dashboardReadsOffThread(file);
+  t.after(async () => {
+    await reads.close();
+    db.close();
+  });
+  db.pragma('foreign_keys = OFF');
+  // 2,500 payments of one day, a fifth of them by card: three chunks of the whole, one of the card ones.
+  db.prepare(
+    `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 2500)
+     INSERT INTO payments (order_no, agency_code, ref_no, amount_sen, email, return_url, status, payment_method,
+       created_at, updated_at)
+     SELECT printf('EXP-%05d', i), 'LZS', 'R' || i, 1000, 'p@example.my', 'https://m.example/r', 'success',
+       CASE WHEN i % 5 = 0 THEN 'card' ELSE 'fpx' END,
+       strftime('%Y-%m-%dT%H:%M:%fZ', '2026-11-20T01:00:00', '+' || (i % 700) || ' seconds'),
+       '2026-11-20T01:00:00.000Z' FROM s`,
+  ).run();
+  const day = { agency: 'LZS', firstDay: '2026-11-20', lastDay: '2026-11-20' };
+  const streamed = async (filter: typeof day & { method?: 'card' }) => {
+    const keys: string[] = [];
+    for await (const row of reads.paymentRows(filter)) keys.push(`${row.createdAt} ${row.orderNo}`);
+    return keys;
+  };
+  const expected = (method: string | null) =>
+    db
+      .prepare<{ method: string | null }, { key: string }>(
+        `SELECT created_at || ' ' || order_no AS key FROM payments
+         WHERE @method IS NULL OR payment_method = @method ORDER BY created_at, order_no`,
+      )
+      .all({ method })
+      .map((r) => r.key);
+  assert.deepEqual(await streamed(day), expected(null));
+  assert.equal((await streamed(day)).length, 2500);
+  assert.deepEqual(await streamed({ ...day, method: 'card' }), expected('card'));
 });

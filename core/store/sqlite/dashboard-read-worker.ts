@@ -8,12 +8,11 @@
  */
 import { workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import type { DashboardReadsRepository } from '../dashboard-reads.ts';
 import { LOCK_WAIT_MS } from '../outage.ts';
-import { sqliteDashboardReads } from './dashboard-reads.ts';
+import { sqliteDashboardReads, type SqliteDashboardReads } from './dashboard-reads.ts';
 
-/** Every read but the exports' stream (an async generator cannot cross the boundary; its chunks are small). */
-export type ThreadRead = Exclude<keyof DashboardReadsRepository, 'paymentRows'>;
+/** Every read; the exports' stream as its chunks (an async generator cannot cross the thread boundary). */
+export type ThreadRead = Exclude<keyof SqliteDashboardReads, 'paymentRows'>;
 
 export interface ReadTask {
   method: ThreadRead;
@@ -24,10 +23,10 @@ export type ReadResult =
   { ok: true; value: unknown } | { ok: false; message: string; code: string | undefined };
 
 const { file } = workerData as { file: string };
-let reads: DashboardReadsRepository | undefined;
+let reads: SqliteDashboardReads | undefined;
 
 /** The reads over this thread's connection, opened on the first task (the web process migrated the file). */
-function readsOf(): DashboardReadsRepository {
+function readsOf(): SqliteDashboardReads {
   if (!reads) {
     const db = new Database(file, { fileMustExist: true });
     // Reads only: a write through this connection would be a bug, and SQLite refuses it.

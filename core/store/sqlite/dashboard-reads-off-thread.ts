@@ -2,13 +2,17 @@
  * The merchant dashboard's reads on SQLite, run on threads of their own (decision 244): each read goes to a
  * piscina thread holding its own connection to the file (dashboard-read-worker.ts), so a slow one (a year
  * of postings filtered by an exception code, a deep page) costs its own request time, never the event
- * loop's. The exports' stream stays on the request thread: it reads 1,000 rows a statement by keyset.
+ * loop's. The exports' stream reads its chunks of 1,000 rows there too, one task a chunk (a filter that few
+ * payments match can make a chunk's statement look at a year of them).
  */
 import { Piscina } from 'piscina';
 import type { DashboardReadsRepository } from '../dashboard-reads.ts';
 import { STORE_UNREACHABLE } from '../outage.ts';
 import { workerExecArgv } from '../../worker-exec-argv.ts';
 import type { ReadResult, ReadTask, ThreadRead } from './dashboard-read-worker.ts';
+import { EXPORT_CHUNK, type SqliteDashboardReads } from './dashboard-reads.ts';
+import { seekRows } from '../keyset.ts';
+import type { PaymentRow } from '../orders.ts';
 
 /**
  * Threads at most. Two: one slow read leaves another thread for the next page. One stays started once the
@@ -25,11 +29,8 @@ const QUEUED_READS = 32;
 
 export type ClosableDashboardReads = DashboardReadsRepository & { close(): Promise<void> };
 
-/** The reads of `file` on threads; the export stream from `onLoop` (the request thread's own reads). */
-export function dashboardReadsOffThread(
-  file: string,
-  onLoop: DashboardReadsRepository,
-): ClosableDashboardReads {
+/** The dashboard's reads of the SQLite file `file`, on threads. */
+export function dashboardReadsOffThread(file: string): ClosableDashboardReads {
   let pool: Piscina<ReadTask, ReadResult> | undefined;
   const run = async (method: ThreadRead, args: unknown[]): Promise<unknown> => {
     pool ??= new Piscina<ReadTask, ReadResult>({
@@ -51,12 +52,19 @@ export function dashboardReadsOffThread(
     if (result.ok) return result.value;
     throw Object.assign(new Error(result.message), result.code === undefined ? {} : { code: result.code });
   };
-  const onThread = <M extends ThreadRead>(method: M): DashboardReadsRepository[M] =>
-    ((...args: unknown[]) => run(method, args)) as DashboardReadsRepository[M];
+  const onThread = <M extends ThreadRead>(method: M): SqliteDashboardReads[M] =>
+    ((...args: unknown[]) => run(method, args)) as SqliteDashboardReads[M];
+  const paymentsAfter = onThread('paymentsAfter');
   return {
     overview: onThread('overview'),
     paymentsPage: onThread('paymentsPage'),
-    paymentRows: (filter) => onLoop.paymentRows(filter),
+    // Only the last row's key crosses to the thread for the next chunk.
+    paymentRows: (filter) =>
+      seekRows<PaymentRow>(
+        (after, limit) =>
+          paymentsAfter(filter, after && { createdAt: after.createdAt, orderNo: after.orderNo }, limit),
+        EXPORT_CHUNK,
+      ),
     order: onThread('order'),
     postingsPage: onThread('postingsPage'),
     postingCodes: onThread('postingCodes'),

@@ -6,7 +6,7 @@
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import { reconEmailJobId } from '../../queues.ts';
 import type { Db } from './db.ts';
-import { seekRows } from '../keyset.ts';
+import { seekRows, type PaymentKey } from '../keyset.ts';
 import { NO_LATER_IN_LEDGER } from '../ledger-latest.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { CallbackAttempt, CallbackRow } from '../callbacks.ts';
@@ -134,10 +134,22 @@ const nullable = <T>(value: T | undefined): T | null => value ?? null;
 const endOf = (day: string) => (day >= '9999-12-31' ? '~' : klDayStartUtc(nextDay(day)));
 
 /** Rows fetched per query when the export streams every row. */
-const CHUNK = 1000;
+export const EXPORT_CHUNK = 1000;
+
+/**
+ * The SQLite reads, and the one statement behind the exports' stream: the matching payments after a key, so
+ * that the stream's chunks can be read on the dashboard's read threads (decision 244) one by one.
+ */
+export type SqliteDashboardReads = DashboardReadsRepository & {
+  paymentsAfter(
+    filter: DashboardPaymentFilter,
+    after: PaymentKey | undefined,
+    limit: number,
+  ): Promise<PaymentRow[]>;
+};
 
 /** The SQLite implementation of {@link DashboardReadsRepository}. */
-export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
+export function sqliteDashboardReads(db: Db): SqliteDashboardReads {
   const paymentParams = (f: DashboardPaymentFilter) => ({
     agency: f.agency,
     from: klDayStartUtc(f.firstDay),
@@ -280,6 +292,14 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
     `SELECT ${RUN_COLUMNS} FROM recon_runs r WHERE r.id = @id AND r.sink = @agency`,
   );
 
+  const paymentsAfter: SqliteDashboardReads['paymentsAfter'] = async (filter, after, limit) =>
+    paymentSeek.all({
+      ...paymentParams(filter),
+      afterCreated: after?.createdAt ?? '',
+      afterOrder: after?.orderNo ?? '',
+      limit,
+    });
+
   return {
     async overview(agency, firstDay, lastDay) {
       return db.transaction(() => {
@@ -333,18 +353,10 @@ export function sqliteDashboardReads(db: Db): DashboardReadsRepository {
       }))();
     },
 
+    paymentsAfter,
+
     async *paymentRows(filter) {
-      const p = paymentParams(filter);
-      yield* seekRows<PaymentRow>(
-        (after, limit) =>
-          paymentSeek.all({
-            ...p,
-            afterCreated: after?.createdAt ?? '',
-            afterOrder: after?.orderNo ?? '',
-            limit,
-          }),
-        CHUNK,
-      );
+      yield* seekRows<PaymentRow>((after, limit) => paymentsAfter(filter, after, limit), EXPORT_CHUNK);
     },
 
     async order(agency, orderNo) {
