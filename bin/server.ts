@@ -2,6 +2,7 @@
 import { assertNoDemoSecrets, seedDemoData } from '../core/bootstrap.ts';
 import { listen } from '../core/http/serve.ts';
 import { createEnquirySweep } from '../pipeline/enquiry.ts';
+import { createStoreUpkeep } from '../pipeline/store-upkeep.ts';
 import { createNightlyScheduler } from '../pipeline/recon/scheduler.ts';
 import { createInProcessRuntime } from '../pipeline/in-process-runtime.ts';
 import { publishWakes } from '../pipeline/bullmq/wakes.ts';
@@ -46,6 +47,8 @@ await runMain(async () => {
   const wakes = config.redisUrl ? publishWakes(deps) : undefined;
   const sweep = config.redisUrl ? undefined : createEnquirySweep(deps);
   sweep?.start();
+  const upkeep = config.redisUrl ? undefined : createStoreUpkeep(deps);
+  upkeep?.start();
   const nightly = config.redisUrl ? undefined : createNightlyScheduler(deps);
   await nightly?.start();
 
@@ -55,6 +58,7 @@ await runMain(async () => {
     await relay?.stop();
     wakes?.close();
     await sweep?.stop();
+    await upkeep?.stop();
     nightly?.stop();
     await observed.close();
     await app.close();

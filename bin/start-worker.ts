@@ -2,6 +2,7 @@ import { createDeps } from '../core/bootstrap.ts';
 import { ConfigError } from '../core/config.ts';
 import { createBullRuntime } from '../pipeline/bullmq/runtime.ts';
 import { createEnquirySweep } from '../pipeline/enquiry.ts';
+import { createStoreUpkeep } from '../pipeline/store-upkeep.ts';
 import { pipelineQueueNames } from '../pipeline/queues.ts';
 
 /**
@@ -23,11 +24,14 @@ export function startWorker(): Promise<() => Promise<void>> {
   runtime.start();
   const sweep = createEnquirySweep(deps);
   sweep.start();
+  const upkeep = createStoreUpkeep(deps);
+  upkeep.start();
   // The nightly job scheduler is upserted by the runtime's reconciler, at start and at every pass after.
   deps.logger.info({ queues: pipelineQueueNames(deps.config) }, 'worker started');
   return Promise.resolve(async () => {
     await runtime.stop();
     await sweep.stop();
+    await upkeep.stop();
     deps.mailer.close();
     await deps.callbacks.close();
     await deps.store.close();

@@ -71,4 +71,11 @@ export interface CallbacksRepository {
 
   /** An order's callbacks, oldest first, each with its attempts (for the fpxrequest report). */
   ofOrder(orderNo: string): Promise<(CallbackRow & { attemptLog: CallbackAttempt[] })[]>;
+
+  /**
+   * Folds the count rows each change of callbacks appended into one row per agency, state and attempted
+   * (PostgreSQL, decision 245); returns how many rows it folded. Run now and again by the pipeline's upkeep;
+   * the counts are the same before and after. SQLite keeps its counts in place: nothing to fold.
+   */
+  foldCounts(): Promise<number>;
 }

@@ -81,6 +81,12 @@ test(
   { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
   async (t) => {
     const file = await usedStore(t);
+    // Two callbacks of the order, as a merchant's endpoint left them: one retrying, one given up.
+    const writing = new Database(file);
+    writing.exec(`INSERT INTO callbacks (order_no, status, url, fields, created_at, state, attempts)
+      VALUES ('ORD-1', 'pending', 'https://merchant.example.my/back', '{}', '2026-11-20T10:00:01.000Z', 'dead', 8),
+             ('ORD-1', 'pending', 'https://merchant.example.my/back', '{}', '2026-11-20T10:00:02.000Z', 'queued', 1)`);
+    writing.close();
     const url = await server.createTestDatabase();
     const result = await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url], {
       NODE_ENV: 'test',
@@ -109,6 +115,25 @@ test(
     assert.deepEqual(await pg.rows('SELECT agency_code, day, approved, n FROM payment_day_counts'), [
       { agency_code: 'LZS', day: '2026-11-20', approved: 0, n: 1 },
     ]);
+    // The settled callbacks' counts: appended by PostgreSQL's triggers as they went in (decision 245; the
+    // queued ones are counted live).
+    const source = new Database(file, { readonly: true });
+    const sqliteCounts = source
+      .prepare<[], { agency_code: string; state: string; attempted: number; n: number }>(
+        `SELECT agency_code, state, attempted, n FROM callback_counts WHERE n > 0 AND state <> 'queued'
+         ORDER BY 1, 2, 3`,
+      )
+      .all()
+      .map((r) => ({ ...r, attempted: r.attempted === 1 }));
+    source.close();
+    assert.ok(sqliteCounts.length > 0, 'the used store has callbacks');
+    assert.deepEqual(
+      await pg.rows(
+        `SELECT agency_code, state, attempted, sum(n)::bigint AS n FROM callback_count_deltas
+         GROUP BY 1, 2, 3 HAVING sum(n) <> 0 ORDER BY 1, 2, 3`,
+      ),
+      sqliteCounts,
+    );
     const next = await pg.row<{ id: number }>(
       `INSERT INTO outbox (queue, job_id, payload, created_at) VALUES ('x', 'after-copy', '{}', now()) RETURNING id`,
     );

@@ -99,3 +99,8 @@ export function onBothEngines(name: string, fn: (t: TestContext, store: EngineSt
 export function onSqlite(name: string, fn: (t: TestContext, store: EngineStore) => Promise<void>): void {
   void test(name, async (t) => fn(t, await openSqlite(t)));
 }
+
+/** One test over a fresh PostgreSQL store, for what only PostgreSQL has (its own tables, its upkeep). */
+export function onPostgres(name: string, fn: (t: TestContext, store: EngineStore) => Promise<void>): void {
+  void test(name, async (t) => fn(t, await openPostgres(t)));
+}

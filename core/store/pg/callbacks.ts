@@ -99,6 +99,22 @@ const FINISH = statement(
    )
    SELECT count(*) AS n FROM updated`,
 );
+// The count rows as they are now, each agency, state and attempted summed into one row (decision 245), in one
+// statement. Only the rows this statement's snapshot sees are deleted: rows appended meanwhile stay, and are
+// folded the next time. One process folds at a time (the advisory lock; the others skip).
+const FOLD_COUNTS = statement(
+  `WITH folding AS MATERIALIZED (SELECT pg_try_advisory_xact_lock($1) AS mine),
+   gone AS (
+     DELETE FROM callback_count_deltas WHERE (SELECT mine FROM folding)
+     RETURNING agency_code, state, attempted, n
+   ), folded AS (
+     INSERT INTO callback_count_deltas (agency_code, state, attempted, n)
+     SELECT agency_code, state, attempted, sum(n) FROM gone GROUP BY 1, 2, 3 HAVING sum(n) <> 0
+   )
+   SELECT count(*)::int AS n FROM gone`,
+);
+/** pg_try_advisory_xact_lock key of the fold ('amcf'). */
+const FOLD_LOCK = 0x616d6366;
 const LOCK_ORDER = statement('SELECT order_no FROM payments WHERE order_no = $1 FOR UPDATE');
 const LATEST_OF_ORDER = statement(
   'SELECT status, url, fields FROM callbacks WHERE order_no = $1 ORDER BY id DESC LIMIT 1',
@@ -294,6 +310,10 @@ export function pgCallbacks(db: PgDb): CallbacksRepository {
           .filter((a) => a.callbackId === row.id)
           .map(({ callbackId: _id, ...attempt }) => attempt),
       }));
+    },
+
+    async foldCounts() {
+      return (await db.row<{ n: number }>(FOLD_COUNTS, [FOLD_LOCK]))?.n ?? 0;
     },
   };
 }

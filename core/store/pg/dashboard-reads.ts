@@ -116,9 +116,13 @@ const PAYMENT_DAYS = statement(
      count(*) FILTER (WHERE status = 'failed') AS failed
    FROM payments WHERE agency_code = $1 AND created_at >= $2 AND created_at < $3 GROUP BY 1`,
 );
-// From callbacks_failing: the agency's failing callbacks, not every callback of its payments (decision 242).
+// As the callbacks page's failing tab: the given up and refused from the count rows (decision 245), the
+// retrying counted live.
 const CALLBACKS_FAILING = statement(
-  `SELECT count(*)::int AS n FROM callbacks c WHERE c.agency_code = $1 AND ${FAILING}`,
+  `SELECT (SELECT coalesce(sum(n), 0) FROM callback_count_deltas
+           WHERE agency_code = $1 AND state IN ('dead', 'gone'))::bigint
+        + (SELECT count(*) FROM callbacks c WHERE c.state = 'queued' AND c.attempts > 0
+           AND c.agency_code = $1) AS n`,
 );
 const OPEN_ANOMALIES = statement(
   `SELECT (SELECT count(*) FROM anomalies a JOIN bank_postings b ON b.id = a.posting_id
@@ -151,15 +155,25 @@ const CALLBACK_PARTS = {
      ORDER BY c.id DESC LIMIT $3 OFFSET $4`,
   ),
 };
-// PostgreSQL counts the agency's callbacks in the server at each view (as the zakat report's days: decision
-// 234): a count kept per agency and state would lock its row at every delivery of every worker.
+// The agency's settled callbacks from its count rows (decision 245: the folded ones and those appended
+// since), and its queued ones, few, counted live through the state index.
 const CALLBACK_COUNTS = statement(
-  `SELECT state, attempts > 0 AS attempted, count(*)::int AS n FROM callbacks WHERE agency_code = $1
-   GROUP BY 1, 2`,
+  `SELECT state, attempted, sum(n)::bigint AS n FROM callback_count_deltas WHERE agency_code = $1
+   GROUP BY 1, 2
+   UNION ALL
+   SELECT 'queued', attempts > 0, count(*) FROM callbacks WHERE state = 'queued' AND agency_code = $1
+   GROUP BY 2`,
 );
 const ATTEMPTS = statement(
   `SELECT at, status_code AS "statusCode", latency_ms AS "latencyMs", error, response_prefix AS "responsePrefix"
    FROM callback_attempts WHERE callback_id = $1 ORDER BY id`,
+);
+type AttemptOf = CallbackAttempt & { callbackId: number };
+// The attempts of a page's callbacks in one round trip (each one's in order), not one query per callback.
+const ATTEMPTS_OF_PAGE = statement(
+  `SELECT callback_id AS "callbackId", at, status_code AS "statusCode", latency_ms AS "latencyMs", error,
+     response_prefix AS "responsePrefix"
+   FROM callback_attempts WHERE callback_id = ANY($1::bigint[]) ORDER BY callback_id, id`,
 );
 
 const ORDER_ROW = statement(
@@ -348,17 +362,28 @@ export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
         const counts = await tx.rows<AgencyCallbackCount>(CALLBACK_COUNTS, [agency]);
         const { byState, total, failingOfFilter } = callbackTotals(counts, filter.state);
         const plan = callbackPagePlan(filter.state, failingOfFilter, limit, offset);
-        const rows = [];
+        const parts: { row: CallbackRow; failing: boolean }[] = [];
         // Each part as planned, in page order; all three take the agency, the state, the limit, the offset.
         for (const part of ['failing', 'newest', 'inState'] as const) {
           const read = plan[part];
           if (!read) continue;
           const values = [agency, state, read.limit, read.offset];
-          for (const row of await tx.rows<CallbackRow>(CALLBACK_PARTS[part], values)) {
-            const attemptLog = await tx.rows<CallbackAttempt>(ATTEMPTS, [row.id]);
-            rows.push({ ...row, failing: part === 'failing', attemptLog });
-          }
+          for (const row of await tx.rows<CallbackRow>(CALLBACK_PARTS[part], values))
+            parts.push({ row, failing: part === 'failing' });
         }
+        const attempts = new Map<number, CallbackAttempt[]>();
+        const ids = parts.map((p) => p.row.id);
+        const found = ids.length === 0 ? [] : await tx.rows<AttemptOf>(ATTEMPTS_OF_PAGE, [ids]);
+        for (const { callbackId, ...attempt } of found) {
+          const log = attempts.get(callbackId) ?? [];
+          log.push(attempt);
+          attempts.set(callbackId, log);
+        }
+        const rows = parts.map(({ row, failing }) => ({
+          ...row,
+          failing,
+          attemptLog: attempts.get(row.id) ?? [],
+        }));
         return { rows, total, byState };
       });
     },
