@@ -1,8 +1,8 @@
 import { isMainThread } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { QrTooDenseError } from './png.ts';
 import type { RenderResult, RenderTask } from './render-worker.ts';
-import { workerExecArgv } from '../worker-exec-argv.ts';
+import { isQueueFull, threadPool } from '../thread-pool.ts';
 
 /** Too many renders are already queued: the caller answers 503 and the client retries later. */
 export class QrRendererBusyError extends Error {
@@ -50,13 +50,11 @@ export function createQrRenderer(options: QrRendererOptions): QrRenderer {
 
   function poolOf(): Piscina<RenderTask, RenderResult> {
     if (closed) throw new Error('the QR renderer is closed');
-    pool ??= new Piscina<RenderTask, RenderResult>({
-      filename: new URL('./render-worker.ts', import.meta.url).href,
+    pool ??= threadPool<RenderTask, RenderResult>(new URL('./render-worker.ts', import.meta.url), {
       minThreads: 0,
       maxThreads: options.threads,
       idleTimeout: IDLE_TIMEOUT_MS,
       maxQueue: options.threads * QUEUE_PER_THREAD,
-      execArgv: workerExecArgv(),
     });
     return pool;
   }
@@ -78,7 +76,7 @@ export function createQrRenderer(options: QrRendererOptions): QrRenderer {
     try {
       result = await poolOf().run({ text, size });
     } catch (err) {
-      if (err instanceof Error && /queue is at limit/i.test(err.message)) throw new QrRendererBusyError();
+      if (isQueueFull(err)) throw new QrRendererBusyError();
       throw err;
     }
     if (!result.ok) throw new QrTooDenseError(result.minimumSize);

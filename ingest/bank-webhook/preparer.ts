@@ -1,4 +1,4 @@
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { DomainError } from '../../core/errors.ts';
 import {
   ARCHIVE_GZIP_MIN_BYTES,
@@ -8,7 +8,7 @@ import {
 } from './prepare-batch.ts';
 import type { PrepareResult, PrepareTask, WorkerSettings } from './prepare-worker.ts';
 import { fromColumns } from './record-columns.ts';
-import { workerExecArgv } from '../../core/worker-exec-argv.ts';
+import { threadPool } from '../../core/thread-pool.ts';
 
 /**
  * Bodies from this size go to a worker thread (about 100 records). Below it the thread hop (a copy of the
@@ -42,14 +42,12 @@ export function createBatchPreparer(rules: BatchRules, threads: number): BatchPr
   const poolOf = () => {
     const { maxRecords, routes, timePastDays, timeFutureMinutes } = rules.webhook;
     const workerData: WorkerSettings = { maxRecords, routes, timePastDays, timeFutureMinutes };
-    pool ??= new Piscina<PrepareTask, PrepareResult>({
-      filename: new URL('./prepare-worker.ts', import.meta.url).href,
+    pool ??= threadPool<PrepareTask, PrepareResult>(new URL('./prepare-worker.ts', import.meta.url), {
       minThreads: 0,
       maxThreads: threads,
       concurrentTasksPerWorker: TASKS_PER_THREAD,
       idleTimeout: IDLE_TIMEOUT_MS,
       workerData,
-      execArgv: workerExecArgv(),
     });
     return pool;
   };

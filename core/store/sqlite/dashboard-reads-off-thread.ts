@@ -5,10 +5,10 @@
  * loop's. The exports' stream reads its chunks of 1,000 rows there too, one task a chunk (a filter that few
  * payments match can make a chunk's statement look at a year of them).
  */
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import type { DashboardReadsRepository } from '../dashboard-reads.ts';
 import { STORE_UNREACHABLE } from '../outage.ts';
-import { workerExecArgv } from '../../worker-exec-argv.ts';
+import { isQueueFull, threadPool } from '../../thread-pool.ts';
 import type { ReadResult, ReadTask, ThreadRead } from './dashboard-read-worker.ts';
 import { EXPORT_CHUNK, type SqliteDashboardReads } from './dashboard-reads.ts';
 import { seekRows } from '../keyset.ts';
@@ -34,17 +34,15 @@ export type ClosableDashboardReads = DashboardReadsRepository & { close(): Promi
 export function dashboardReadsOffThread(file: string): ClosableDashboardReads {
   let pool: Piscina<ReadTask, ReadResult> | undefined;
   const run = async (method: ThreadRead, args: unknown[]): Promise<unknown> => {
-    pool ??= new Piscina<ReadTask, ReadResult>({
-      filename: new URL('./dashboard-read-worker.ts', import.meta.url).href,
+    pool ??= threadPool<ReadTask, ReadResult>(new URL('./dashboard-read-worker.ts', import.meta.url), {
       minThreads: 1,
       maxThreads: READ_THREADS,
       idleTimeout: IDLE_TIMEOUT_MS,
       maxQueue: QUEUED_READS,
       workerData: { file },
-      execArgv: workerExecArgv(),
     });
     const result = await pool.run({ method, args }).catch((err: unknown) => {
-      if (err instanceof Error && /queue is at limit/i.test(err.message))
+      if (isQueueFull(err))
         throw Object.assign(new Error('every dashboard read thread is busy and its queue is full'), {
           code: STORE_UNREACHABLE,
         });
