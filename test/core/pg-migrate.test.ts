@@ -209,6 +209,8 @@ async function pgSchema(db: PgDb): Promise<{ tables: Schema; keys: string[] }> {
 const ONLY_IN_POSTGRES: Record<string, string> = {
   recon_files:
     "the workbooks, shared by several machines through the database; SQLite's are files in DATA_DIR",
+  callback_count_deltas:
+    "each agency's settled callbacks by state in rows each settlement appends, so no delivery locks a count another needs; SQLite keeps callback_counts in place on its one writer (decision 245)",
 };
 
 /** Tables SQLite has on purpose and PostgreSQL does not, and why. */
@@ -216,7 +218,7 @@ const ONLY_IN_SQLITE: Record<string, string> = {
   ledger_day_counts:
     "the zakat report's per-day counts, so SQLite's one thread never counts a range's entries; PostgreSQL counts them in the server when a report asks (decision 234)",
   callback_counts:
-    "each agency's callbacks by state, so the dashboard's callbacks page never counts an agency's history on SQLite's one thread; PostgreSQL counts them in the server (decision 239)",
+    "each agency's callbacks by state, so the dashboard's callbacks page never counts an agency's history on SQLite's one thread; PostgreSQL appends count rows instead (decisions 239, 245)",
 };
 
 /** Every difference between the two schemas, in words; empty when they match. */
