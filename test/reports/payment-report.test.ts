@@ -153,6 +153,13 @@ test('the order lookup and the payer history stay within the credentials, and hi
   assert.ok(
     history.data.length > 0 && history.data.every((r) => r.agency === 'LZS' && r.email === 'ali@example.my'),
   );
+  // A token of both agencies sees the payer's payments in each (read in SQL, not filtered after).
+  const both = { authorization: `Bearer ${await token(app, ['LZS', 'PPZ'])}` };
+  const wider = (await (
+    await get(app, '/api/user/v1/transactions?email=ali@example.my', both)
+  ).json()) as Envelope;
+  assert.deepEqual([...new Set(wider.data.map((r) => r.agency))].sort(), ['LZS', 'PPZ']);
+  assert.equal(wider.data.length, history.data.length + wider.data.filter((r) => r.agency === 'PPZ').length);
   assert.equal(
     (await get(app, '/api/user/v1/transactions?email=ali@example.my')).status,
     401,

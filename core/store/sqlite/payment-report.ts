@@ -170,13 +170,16 @@ export function sqlitePaymentReport(db: Db): PaymentReportRepository {
     },
 
     /** A payer's payments within the given agencies, newest first. */
+    // Only the caller's agencies are read (the email index holds the agency), as on PostgreSQL: another
+    // agency's payments under the same address are neither returned nor looked at.
     async byEmail(email: string, agencies: readonly string[]): Promise<PaymentRow[]> {
       return db
-        .prepare<[string], PaymentRow>(
-          `SELECT ${COLUMNS} FROM payments WHERE email = ? ORDER BY created_at DESC, order_no`,
+        .prepare<[string, string], PaymentRow>(
+          `SELECT ${COLUMNS} FROM payments
+           WHERE email = ? AND agency_code IN (SELECT value FROM json_each(?))
+           ORDER BY created_at DESC, order_no`,
         )
-        .all(email.trim().toLowerCase())
-        .filter((row) => agencies.includes(row.agencyCode));
+        .all(email.trim().toLowerCase(), JSON.stringify([...agencies]));
     },
   };
 }
