@@ -10,17 +10,17 @@ const FOLD_EVERY_MS = 10_000;
 
 /**
  * The store's upkeep on a timer, in whichever process runs the pipeline (the web process in embedded mode,
- * the workers in Redis mode): folds the callback count rows. Several processes may run it; one folds at a
+ * the workers in Redis mode): folds the callback count rows and the payment day-count rows (PostgreSQL). Several processes may run it; one folds at a
  * time and the others skip. A failure is logged and tried again at the next tick.
  */
 export function createStoreUpkeep(deps: Deps) {
   const log = deps.logger.child({ component: 'store-upkeep' });
   return createPoller(
     () =>
-      deps.store.callbacks.foldCounts().then(
+      Promise.all([deps.store.callbacks.foldCounts(), deps.store.orders.foldDayCounts()]).then(
         () => ({ more: false }),
         (err: unknown) => {
-          log.warn({ err }, 'folding the callback counts failed; trying again later');
+          log.warn({ err }, 'folding the count rows failed; trying again later');
           return { more: false };
         },
       ),

@@ -139,4 +139,11 @@ export interface OrdersRepository {
     callback: (order: OrderRow) => CallbackDraft | undefined,
     receipt?: (order: OrderRow) => string | undefined,
   ): Promise<{ outcome: SettleOutcome; order: OrderRow }>;
+
+  /**
+   * Folds the day-count rows each payment appended into `payment_day_counts` (PostgreSQL, decision 246);
+   * returns how many rows it folded. Run now and again by the pipeline's upkeep; the counts are the same
+   * before and after. SQLite keeps its day counts in place: nothing to fold.
+   */
+  foldDayCounts(): Promise<number>;
 }

@@ -209,6 +209,8 @@ async function pgSchema(db: PgDb): Promise<{ tables: Schema; keys: string[] }> {
 const ONLY_IN_POSTGRES: Record<string, string> = {
   recon_files:
     "the workbooks, shared by several machines through the database; SQLite's are files in DATA_DIR",
+  payment_day_count_deltas:
+    "each payment's change of its day count, appended, so concurrent payments of an agency never wait on one count row; SQLite's single writer updates payment_day_counts in place (decision 246)",
   callback_count_deltas:
     "each agency's settled callbacks by state in rows each settlement appends, so no delivery locks a count another needs; SQLite keeps callback_counts in place on its one writer (decision 245)",
 };

@@ -42,7 +42,10 @@ const PAYMENT_COUNT = statement(`SELECT count(*) AS n FROM payments WHERE ${PAYM
 // SQLite's (decisions 240, 243): $1 agency, $2 and $3 the first and last day, $4 approved (1, 0 or null),
 // $5 method (or null).
 const PAYMENT_TOTAL = statement(
-  `SELECT coalesce(sum(n), 0)::int AS n FROM payment_day_counts
+  `SELECT coalesce(sum(n), 0)::int AS n FROM (
+     SELECT agency_code, day, approved, method, n FROM payment_day_counts
+     UNION ALL SELECT agency_code, day, approved, method, n FROM payment_day_count_deltas
+   ) counts
    WHERE agency_code = $1 AND day BETWEEN $2 AND $3 AND ($4::integer IS NULL OR approved = $4)
      AND ($5::text IS NULL OR method = $5)`,
 );

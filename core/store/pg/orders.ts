@@ -27,6 +27,23 @@ export const ORDER_COLUMNS = `order_no AS "orderNo", agency_code AS "agencyCode"
   pay_link_uses AS "payLinkUses"`;
 
 const BY_ORDER = statement(`SELECT ${ORDER_COLUMNS} FROM payments WHERE order_no = $1`);
+// The day-count rows as they are now, added into payment_day_counts (decision 246), in one statement: only
+// the rows this statement's snapshot sees are deleted, rows appended meanwhile wait for the next fold. Only
+// the fold updates payment_day_counts, one process at a time (the advisory lock; the others skip).
+const FOLD_DAY_COUNTS = statement(
+  `WITH folding AS MATERIALIZED (SELECT pg_try_advisory_xact_lock($1) AS mine),
+   gone AS (
+     DELETE FROM payment_day_count_deltas WHERE (SELECT mine FROM folding)
+     RETURNING agency_code, day, approved, method, n
+   ), folded AS (
+     INSERT INTO payment_day_counts (agency_code, day, approved, method, n)
+     SELECT agency_code, day, approved, method, sum(n) FROM gone GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0
+     ON CONFLICT (agency_code, day, approved, method) DO UPDATE SET n = payment_day_counts.n + excluded.n
+   )
+   SELECT count(*)::int AS n FROM gone`,
+);
+/** pg_try_advisory_xact_lock key of the fold ('amdc'). */
+const FOLD_LOCK = 0x616d6463;
 const LOCK_ORDER = statement(`SELECT ${ORDER_COLUMNS} FROM payments WHERE order_no = $1 FOR UPDATE`);
 // The merchant's order of a refNo (pay-link payments share their link's refNo and are not it).
 const BY_REF = statement(
@@ -218,6 +235,10 @@ export function pgOrders(db: PgDb): OrdersRepository {
         if (recipient) await queueReceipt(tx, orderNo, recipient, at);
         return { outcome: 'applied', order };
       });
+    },
+
+    async foldDayCounts() {
+      return (await db.row<{ n: number }>(FOLD_DAY_COUNTS, [FOLD_LOCK]))?.n ?? 0;
     },
   };
 }

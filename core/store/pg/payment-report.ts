@@ -33,10 +33,14 @@ const SEEK = statement(
    ORDER BY created_at, order_no LIMIT $8`,
 );
 // $1 agencies, $2 first day, $3 last day, $4 approved.
+// The folded counts and the rows appended since (decision 246), summed.
 const DAY_COUNTS = statement(
-  `SELECT day, sum(n) AS n FROM payment_day_counts
+  `SELECT day, sum(n) AS n FROM (
+     SELECT agency_code, day, approved, n FROM payment_day_counts
+     UNION ALL SELECT agency_code, day, approved, n FROM payment_day_count_deltas
+   ) counts
    WHERE agency_code = ANY($1::text[]) AND day >= $2 AND day <= $3 AND ($4::boolean IS NULL OR approved = $4::int)
-   GROUP BY day ORDER BY day`,
+   GROUP BY day HAVING sum(n) <> 0 ORDER BY day`,
 );
 const EVENTS = statement(
   `SELECT order_no AS "orderNo", at, status, debit_auth_code AS "debitAuthCode", source FROM payment_events

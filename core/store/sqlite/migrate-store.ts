@@ -223,7 +223,10 @@ async function copyTables(
   // DERIVED tables come last, after the rows that fill them.
   const copies: TableCopy[] = [];
   for (const table of tables) {
+    // A derived table is copied over what the triggers wrote, and the rows they appended to be folded
+    // into it (decision 246) go: the copy holds every payment already.
     if (DERIVED.includes(table)) await tx.run(`DELETE FROM ${table}`);
+    if (table === 'payment_day_counts') await tx.run('DELETE FROM payment_day_count_deltas');
     const copied = await copyTable(sqlite, tx, table);
     const columns = sqlite.prepare<[], Column>(`PRAGMA table_info(${table})`).all();
     const back = await readBack(tx, table, columns);

@@ -1,0 +1,62 @@
+/**
+ * PostgreSQL's payment day counts (decision 246): a payment appends its change of count as a row of its
+ * own, so a payment in flight holds no lock that another payment of its agency and day needs; the upkeep's
+ * fold adds the rows into `payment_day_counts`, and the counts read the same before and after.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import pg from 'pg';
+import { openPgStore } from '../../core/store/pg/index.ts';
+import { onCleanup } from '../helpers.ts';
+import { newOrder } from '../support/orders.ts';
+import { freshTestDatabase } from '../support/test-database.ts';
+
+const AT = '2026-11-20T02:00:00.000Z';
+const DAY = { agency: 'LZS', firstDay: '2026-11-20', lastDay: '2026-11-20' };
+
+/** A payment of LZS on DAY, as a session's SQL would insert it (the triggers run as for any insert). */
+const insertPayment = (orderNo: string) =>
+  `INSERT INTO payments (order_no, agency_code, ref_no, amount_sen, email, return_url, status, created_at, updated_at)
+   VALUES ('${orderNo}', 'LZS', '${orderNo}', 1000, 'p@example.my', 'https://m.example/r', 'pending', '${AT}', '${AT}')`;
+
+test('a payment in flight holds nothing another payment of its agency and day waits for (postgresql)', async (t) => {
+  const url = await freshTestDatabase();
+  const store = openPgStore(url);
+  const first = new pg.Client({ connectionString: url });
+  const second = new pg.Client({ connectionString: url });
+  onCleanup(t, async () => {
+    await first.end();
+    await second.end();
+    await store.close();
+  });
+  await store.ping();
+  await store.agencies.create({ code: 'LZS', name: 'Agency LZS', apiKey: 'key-LZS', now: new Date() });
+  await store.orders.createOrder(newOrder('BEFORE', { agencyCode: 'LZS', at: AT }));
+  assert.ok((await store.orders.foldDayCounts()) > 0, 'the first payment folded into the counts');
+  await first.connect();
+  await second.connect();
+
+  // One payment's transaction open (not committed yet), another of the same agency and day beside it.
+  await first.query('BEGIN');
+  await first.query(insertPayment('HELD'));
+  await second.query(`SET lock_timeout = '500ms'`);
+  // With a count row updated in the payment's transaction this waited for the first one's commit, and
+  // gave up after the lock timeout.
+  await second.query(insertPayment('BESIDE'));
+  await first.query('COMMIT');
+
+  const total = async () => (await store.dashboardReads.paymentsPage(DAY, 10, 0)).total;
+  assert.equal(await total(), 3, 'the folded count and the appended rows, summed');
+  const report = await store.paymentReport.page(DAY, 10, 0);
+  assert.equal(report.total, 3);
+  assert.equal(await store.orders.foldDayCounts(), 2, 'the two appended rows folded');
+  assert.equal(await total(), 3, 'the same after the fold');
+  const [counts] = (
+    await second.query<{ n: number }>(
+      `SELECT sum(n)::int AS n FROM payment_day_counts WHERE agency_code = 'LZS' AND day = '2026-11-20'`,
+    )
+  ).rows;
+  assert.equal(counts?.n, 3, 'held in payment_day_counts');
+  const left = await second.query('SELECT 1 FROM payment_day_count_deltas');
+  assert.equal(left.rowCount, 0, 'nothing left to fold');
+});
