@@ -107,6 +107,16 @@ onBothEngines(
       page.rows.find((r) => r.id === retrying)?.attemptLog.map((a) => a.at),
       [LATER, RETRY_AT],
     );
+    // The order's page and the fpxrequest report read the same attempts.
+    const order = await store.dashboardReads.order('PPZ', 'CC-7');
+    assert.deepEqual(
+      order?.callbacks.map((c) => c.attemptLog.map((a) => a.statusCode)),
+      [[200, 200]],
+    );
+    assert.deepEqual(
+      (await store.callbacks.ofOrder('CC-7')).map((c) => c.attemptLog.map((a) => a.at)),
+      [[LATER, RETRY_AT]],
+    );
     if (store.engine === 'postgresql') {
       assert.ok(folded > 0, 'the folds folded rows');
       // Folded: at most one row per agency, state and attempted.
@@ -125,8 +135,11 @@ onBothEngines(
   },
 );
 
-onBothEngines('a callback deleted through SQL leaves the counts', async (_t, store) => {
+onBothEngines('a settled callback deleted through SQL leaves the counts', async (_t, store) => {
   const ids = await paidCallbacks(store, 4);
+  // Settled first: a queued callback is counted live on PostgreSQL, a settled one from its count rows.
+  await store.write(`UPDATE callbacks SET state = 'dead', attempts = 3 WHERE id = ${ids[0]}`);
+  await assertCountsExact(store, 'after it was given up');
   await store.write(`DELETE FROM callbacks WHERE id = ${ids[0]}`);
   await assertCountsExact(store, 'after the delete');
 });

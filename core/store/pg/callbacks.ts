@@ -135,6 +135,21 @@ const ATTEMPTS_OF = statement(
    FROM callback_attempts WHERE callback_id = ANY($1::bigint[]) ORDER BY id`,
 );
 
+/**
+ * Each of the callbacks' attempts, in order, read in one query (the fpxrequest report's order, the
+ * dashboard's callbacks page and order page); a callback without attempts has an empty list.
+ */
+export async function attemptLogs(
+  db: Queryable,
+  ids: readonly number[],
+): Promise<Map<number, CallbackAttempt[]>> {
+  const logs = new Map(ids.map((id) => [id, [] as CallbackAttempt[]]));
+  if (ids.length === 0) return logs;
+  const found = await db.rows<CallbackAttempt & { callbackId: number }>(ATTEMPTS_OF, [ids]);
+  for (const { callbackId, ...attempt } of found) logs.get(callbackId)?.push(attempt);
+  return logs;
+}
+
 /** What the batch lease found of one callback asked for: the target's columns when it was locked. */
 type ClaimOutcome = { askedId: number; seenState: string | null; leased: boolean; apiKey: string | null } & {
   [K in keyof CallbackRow]: CallbackRow[K] | null;
@@ -300,16 +315,11 @@ export function pgCallbacks(db: PgDb): CallbacksRepository {
 
     async ofOrder(orderNo) {
       const rows = await db.rows<CallbackRow>(OF_ORDER, [orderNo]);
-      if (rows.length === 0) return [];
-      const attempts = await db.rows<CallbackAttempt & { callbackId: number }>(ATTEMPTS_OF, [
+      const logs = await attemptLogs(
+        db,
         rows.map((r) => r.id),
-      ]);
-      return rows.map((row) => ({
-        ...row,
-        attemptLog: attempts
-          .filter((a) => a.callbackId === row.id)
-          .map(({ callbackId: _id, ...attempt }) => attempt),
-      }));
+      );
+      return rows.map((row) => ({ ...row, attemptLog: logs.get(row.id) ?? [] }));
     },
 
     async foldCounts() {

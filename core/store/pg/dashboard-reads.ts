@@ -8,9 +8,11 @@ import { reconEmailJobId } from '../../queues.ts';
 import { LATEST_IN_LEDGER } from '../ledger-latest.ts';
 import { statement, type PgDb } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';
+import { attemptLogs } from './callbacks.ts';
+import { PAYMENT_DAY_COUNTS_NOW } from './orders.ts';
 import { seekRows } from '../keyset.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
-import type { CallbackAttempt, CallbackRow } from '../callbacks.ts';
+import type { CallbackRow } from '../callbacks.ts';
 import { callbackPagePlan, callbackTotals, type AgencyCallbackCount } from '../callback-page.ts';
 import type { ZakatReportRow } from '../zakat-report.ts';
 import type { ReconRunRow } from '../recon-runs.ts';
@@ -42,10 +44,7 @@ const PAYMENT_COUNT = statement(`SELECT count(*) AS n FROM payments WHERE ${PAYM
 // SQLite's (decisions 240, 243): $1 agency, $2 and $3 the first and last day, $4 approved (1, 0 or null),
 // $5 method (or null).
 const PAYMENT_TOTAL = statement(
-  `SELECT coalesce(sum(n), 0)::int AS n FROM (
-     SELECT agency_code, day, approved, method, n FROM payment_day_counts
-     UNION ALL SELECT agency_code, day, approved, method, n FROM payment_day_count_deltas
-   ) counts
+  `SELECT coalesce(sum(n), 0)::int AS n FROM ${PAYMENT_DAY_COUNTS_NOW}
    WHERE agency_code = $1 AND day BETWEEN $2 AND $3 AND ($4::integer IS NULL OR approved = $4)
      AND ($5::text IS NULL OR method = $5)`,
 );
@@ -166,17 +165,6 @@ const CALLBACK_COUNTS = statement(
    UNION ALL
    SELECT 'queued', attempts > 0, count(*) FROM callbacks WHERE state = 'queued' AND agency_code = $1
    GROUP BY 2`,
-);
-const ATTEMPTS = statement(
-  `SELECT at, status_code AS "statusCode", latency_ms AS "latencyMs", error, response_prefix AS "responsePrefix"
-   FROM callback_attempts WHERE callback_id = $1 ORDER BY id`,
-);
-type AttemptOf = CallbackAttempt & { callbackId: number };
-// The attempts of a page's callbacks in one round trip (each one's in order), not one query per callback.
-const ATTEMPTS_OF_PAGE = statement(
-  `SELECT callback_id AS "callbackId", at, status_code AS "statusCode", latency_ms AS "latencyMs", error,
-     response_prefix AS "responsePrefix"
-   FROM callback_attempts WHERE callback_id = ANY($1::bigint[]) ORDER BY callback_id, id`,
 );
 
 const ORDER_ROW = statement(
@@ -336,9 +324,12 @@ export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
       return inSnapshot(db, async (tx) => {
         const row = await tx.row<PaymentRow>(ORDER_ROW, [agency, orderNo]);
         if (!row) return undefined;
-        const callbacks = [];
-        for (const c of await tx.rows<CallbackRow>(ORDER_CALLBACKS, [orderNo]))
-          callbacks.push({ ...c, attemptLog: await tx.rows<CallbackAttempt>(ATTEMPTS, [c.id]) });
+        const found = await tx.rows<CallbackRow>(ORDER_CALLBACKS, [orderNo]);
+        const logs = await attemptLogs(
+          tx,
+          found.map((c) => c.id),
+        );
+        const callbacks = found.map((c) => ({ ...c, attemptLog: logs.get(c.id) ?? [] }));
         return { ...row, events: await tx.rows<PaymentEvent>(ORDER_EVENTS, [orderNo]), callbacks };
       });
     },
@@ -374,18 +365,15 @@ export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
           for (const row of await tx.rows<CallbackRow>(CALLBACK_PARTS[part], values))
             parts.push({ row, failing: part === 'failing' });
         }
-        const attempts = new Map<number, CallbackAttempt[]>();
-        const ids = parts.map((p) => p.row.id);
-        const found = ids.length === 0 ? [] : await tx.rows<AttemptOf>(ATTEMPTS_OF_PAGE, [ids]);
-        for (const { callbackId, ...attempt } of found) {
-          const log = attempts.get(callbackId) ?? [];
-          log.push(attempt);
-          attempts.set(callbackId, log);
-        }
+        // The page's attempts in one round trip, not one query per callback.
+        const logs = await attemptLogs(
+          tx,
+          parts.map((p) => p.row.id),
+        );
         const rows = parts.map(({ row, failing }) => ({
           ...row,
           failing,
-          attemptLog: attempts.get(row.id) ?? [],
+          attemptLog: logs.get(row.id) ?? [],
         }));
         return { rows, total, byState };
       });

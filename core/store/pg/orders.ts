@@ -27,6 +27,12 @@ export const ORDER_COLUMNS = `order_no AS "orderNo", agency_code AS "agencyCode"
   pay_link_uses AS "payLinkUses"`;
 
 const BY_ORDER = statement(`SELECT ${ORDER_COLUMNS} FROM payments WHERE order_no = $1`);
+/**
+ * The payment day counts as they stand, to be summed: the folded counts and the rows the payments appended
+ * since (decision 246). A FROM item with the columns agency_code, day, approved, method, n.
+ */
+export const PAYMENT_DAY_COUNTS_NOW = `(SELECT agency_code, day, approved, method, n FROM payment_day_counts
+   UNION ALL SELECT agency_code, day, approved, method, n FROM payment_day_count_deltas) counts`;
 // The day-count rows as they are now, added into payment_day_counts (decision 246), in one statement: only
 // the rows this statement's snapshot sees are deleted, rows appended meanwhile wait for the next fold. Only
 // the fold updates payment_day_counts, one process at a time (the advisory lock; the others skip).

@@ -5,6 +5,7 @@
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import { statement, type PgDb, type Queryable } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';
+import { PAYMENT_DAY_COUNTS_NOW } from './orders.ts';
 import { mergedInOrder, paymentBefore, seekRows } from '../keyset.ts';
 import { placePage, type DayCount } from '../day-pages.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
@@ -33,12 +34,8 @@ const SEEK = statement(
    ORDER BY created_at, order_no LIMIT $8`,
 );
 // $1 agencies, $2 first day, $3 last day, $4 approved.
-// The folded counts and the rows appended since (decision 246), summed.
 const DAY_COUNTS = statement(
-  `SELECT day, sum(n) AS n FROM (
-     SELECT agency_code, day, approved, n FROM payment_day_counts
-     UNION ALL SELECT agency_code, day, approved, n FROM payment_day_count_deltas
-   ) counts
+  `SELECT day, sum(n) AS n FROM ${PAYMENT_DAY_COUNTS_NOW}
    WHERE agency_code = ANY($1::text[]) AND day >= $2 AND day <= $3 AND ($4::boolean IS NULL OR approved = $4::int)
    GROUP BY day HAVING sum(n) <> 0 ORDER BY day`,
 );
