@@ -78,6 +78,10 @@ export function sqlitePaymentReport(db: Db): PaymentReportRepository {
         seek.all({ ...p, afterCreated: after?.createdAt ?? '', afterOrder: after?.orderNo ?? '', limit }),
       CHUNK,
     );
+  const byEmail = db.prepare<[string, string], PaymentRow>(
+    `SELECT ${COLUMNS} FROM payments WHERE email = ? AND agency_code IN (SELECT value FROM json_each(?))
+     ORDER BY created_at DESC, order_no`,
+  );
   return {
     /**
      * One page of the agencies' payments. The total and the page's first day come from the per-day counts
@@ -169,17 +173,12 @@ export function sqlitePaymentReport(db: Db): PaymentReportRepository {
       }));
     },
 
-    /** A payer's payments within the given agencies, newest first. */
-    // Only the caller's agencies are read (the email index holds the agency), as on PostgreSQL: another
-    // agency's payments under the same address are neither returned nor looked at.
+    /**
+     * A payer's payments within the given agencies, newest first. Only those agencies are read (the email
+     * index holds the agency), as on PostgreSQL: another agency's payments under the address are not looked at.
+     */
     async byEmail(email: string, agencies: readonly string[]): Promise<PaymentRow[]> {
-      return db
-        .prepare<[string, string], PaymentRow>(
-          `SELECT ${COLUMNS} FROM payments
-           WHERE email = ? AND agency_code IN (SELECT value FROM json_each(?))
-           ORDER BY created_at DESC, order_no`,
-        )
-        .all(email.trim().toLowerCase(), JSON.stringify([...agencies]));
+      return byEmail.all(email.trim().toLowerCase(), JSON.stringify([...agencies]));
     },
   };
 }
