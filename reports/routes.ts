@@ -142,11 +142,20 @@ export function mountReports(router: AppRouter, deps: Deps): void {
     requireReportAuth(deps),
     validate(deps.validators, 'payerTransactions'),
     async (ctx) => {
-      const rows = await deps.store.paymentReport.byEmail(ctx.state.input.email, ctx.state.agencies);
+      const { email, items, page } = ctx.state.input;
+      const history = deps.store.paymentReport;
+      // Paged as the payment report is (decision 247): an address with thousands of payments is never read
+      // and written in one piece. items=-1 streams every row, counted as it is sent.
+      if (items === -1) {
+        ctx.type = 'application/json';
+        ctx.body = Readable.from(streamEnvelope(history.allByEmail(email, ctx.state.agencies), paymentRow));
+        return;
+      }
+      const { rows, total } = await history.byEmail(email, ctx.state.agencies, items, page * items);
       const body: PayerTransactions = {
         status: 'OK',
         data: rows.map(paymentRow),
-        stats: { total_pages: 1, total_rows: rows.length },
+        stats: { total_pages: Math.ceil(total / items), total_rows: total, page, items },
       };
       ctx.body = body;
     },

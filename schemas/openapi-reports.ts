@@ -57,11 +57,13 @@ export function reportPaths(files: SchemaFiles): Json {
         tags: TAGS,
         summary:
           "A payer's payments by email, only within the caller's agencies (personal data: auth required)",
+        description:
+          'Newest first, then by order number; a token covering several agencies gets their payments merged in that order. Paged as the payment report is: 100 rows a page unless items says otherwise; iterate page from 0 until a page has fewer rows than items, or ask items=-1 for every row, streamed.',
         security,
         parameters: [...queryParameters(files, 'queries/payer-transactions-query.json'), ...signedGetParams],
         responses: {
           '200': jsonResponse(files, 'responses/payer-transactions.json', "The payer's payments."),
-          '400': problemResponse('No email, or not an e-mail address.'),
+          '400': problemResponse('No email, not an e-mail address, or items or page out of range.'),
           '401': problemResponse('Credentials missing or wrong.'),
         },
       },

@@ -380,13 +380,21 @@ export interface OrderQuery {
   agency?: string;
 }
 /**
- * The query of GET /api/user/v1/transactions. Each key at most once (a repeated key is 400 repeated-parameter).
+ * The query of GET /api/user/v1/transactions. Each key at most once (a repeated key is 400 repeated-parameter); keys not named here (agency, exp, signature of a signed GET) are not read.
  */
 export interface PayerTransactionsQuery {
   /**
    * The payer's e-mail address (compared without regard to case).
    */
   email: string;
+  /**
+   * Page size; -1 = every row (streamed).
+   */
+  items: number;
+  /**
+   * 0-based page number: iterate from 0 until a page has fewer rows than items.
+   */
+  page: number;
 }
 /**
  * The query of GET /api/report/v1/payment (spec 4.2). Each key at most once (a repeated key is 400 repeated-parameter); keys not named here (exp, signature of a signed GET) are not read.
@@ -658,14 +666,16 @@ export interface PaymentReportRow {
   pay_link: string | null;
 }
 /**
- * The answer of GET /api/user/v1/transactions: a payer's payments within the agencies the credentials cover, in one page.
+ * The answer of GET /api/user/v1/transactions: a payer's payments within the agencies the credentials cover, newest first, a page at a time (items=-1: every one).
  */
 export interface PayerTransactions {
   status: 'OK';
   data: PaymentReportRow[];
   stats: {
-    total_pages: 1;
+    total_pages: number;
     total_rows: number;
+    page: number;
+    items: number;
   };
 }
 /**

@@ -18,6 +18,10 @@ export interface PaymentKey {
 export const paymentBefore = (a: PaymentKey, b: PaymentKey): boolean =>
   a.createdAt < b.createdAt || (a.createdAt === b.createdAt && a.orderNo < b.orderNo);
 
+/** A payer's history order: newest first, then by order number (decision 247). */
+export const payerBefore = (a: PaymentKey, b: PaymentKey): boolean =>
+  a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.orderNo < b.orderNo);
+
 /** A zakat report row's place in report order: business day, posting, then agency. */
 export interface ZakatKey {
   businessDate: string;

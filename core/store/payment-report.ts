@@ -28,6 +28,17 @@ export interface PaymentReportRepository {
    */
   find(agencies: readonly string[], key: { orderNo?: string; refNo?: string }): Promise<FoundPayment[]>;
 
-  /** A payer's payments within the given agencies, newest first. */
-  byEmail(email: string, agencies: readonly string[]): Promise<PaymentRow[]>;
+  /**
+   * One page of a payer's payments within the given agencies, newest first (then by order number), and
+   * their total, from one snapshot (decision 247).
+   */
+  byEmail(
+    email: string,
+    agencies: readonly string[],
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: PaymentRow[]; total: number }>;
+
+  /** Every payment of a payer within the given agencies, in the order of byEmail, streamed in chunks. */
+  allByEmail(email: string, agencies: readonly string[]): AsyncGenerator<PaymentRow>;
 }

@@ -174,10 +174,21 @@ test('a day copied from SQLite into PostgreSQL reads the same on both engines', 
       await pg.paymentReport.find(['LZS'], { refNo: one.refNo }),
       await sqlite.paymentReport.find(['LZS'], { refNo: one.refNo }),
     );
-    assert.deepEqual(
-      await pg.paymentReport.byEmail(one.email, ['LZS']),
-      await sqlite.paymentReport.byEmail(one.email, ['LZS']),
-    );
+    for (const [limit, offset] of [
+      [100, 0],
+      [2, 1],
+    ] as const) {
+      assert.deepEqual(
+        await pg.paymentReport.byEmail(one.email, ['LZS', 'PPZ'], limit, offset),
+        await sqlite.paymentReport.byEmail(one.email, ['LZS', 'PPZ'], limit, offset),
+      );
+    }
+    const streamed = async (store: Pick<Store, 'paymentReport'>) => {
+      const rows = [];
+      for await (const row of store.paymentReport.allByEmail(one.email, ['LZS', 'PPZ'])) rows.push(row);
+      return rows;
+    };
+    assert.deepEqual(await streamed(pg), await streamed(sqlite));
   });
 
   await t.test('a replay export of the day is the same archive', async () => {

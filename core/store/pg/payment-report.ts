@@ -6,7 +6,7 @@ import { klDayStartUtc, nextDay } from '../../time.ts';
 import { statement, type PgDb, type Queryable } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';
 import { PAYMENT_DAY_COUNTS_NOW } from './orders.ts';
-import { mergedInOrder, paymentBefore, seekRows } from '../keyset.ts';
+import { mergedInOrder, payerBefore, paymentBefore, seekRows } from '../keyset.ts';
 import { placePage, type DayCount } from '../day-pages.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { FoundPayment, PaymentFilter, PaymentReportRepository } from '../payment-report.ts';
@@ -47,9 +47,21 @@ const BY_ORDER_NO = statement(`SELECT ${COLUMNS}, extras FROM payments WHERE ord
 const BY_REF = statement(
   `SELECT ${COLUMNS}, extras FROM payments WHERE agency_code = ANY($1::text[]) AND ref_no = $2`,
 );
-const BY_EMAIL = statement(
+// The payer history, newest first (decision 247): $1 the address, $2 the agencies. Each agency's payments
+// of an address are one range of the email index (migration 028), in this order.
+const EMAIL_COUNT = statement(
+  `SELECT count(*) AS n FROM payments WHERE email = $1 AND agency_code = ANY($2::text[])`,
+);
+const EMAIL_PAGE = statement(
   `SELECT ${COLUMNS} FROM payments WHERE email = $1 AND agency_code = ANY($2::text[])
-   ORDER BY created_at DESC, order_no`,
+   ORDER BY created_at DESC, order_no LIMIT $3 OFFSET $4`,
+);
+// One agency's ($2) chunk after ($3, $4) in that order; the bound on created_at alone starts the index scan
+// at the last row's instant.
+const EMAIL_SEEK = statement(
+  `SELECT ${COLUMNS} FROM payments WHERE email = $1 AND agency_code = $2::text
+     AND created_at <= $3::timestamptz AND (created_at < $3::timestamptz OR order_no > $4::text)
+   ORDER BY created_at DESC, order_no LIMIT $5`,
 );
 
 /** Rows read per round trip when every row is streamed. */
@@ -162,8 +174,33 @@ export function pgPaymentReport(db: PgDb): PaymentReportRepository {
       }));
     },
 
-    async byEmail(email, agencies) {
-      return db.rows<PaymentRow>(BY_EMAIL, [email.trim().toLowerCase(), [...agencies]]);
+    async byEmail(email, agencies, limit, offset) {
+      const values = [email.trim().toLowerCase(), [...new Set(agencies)]];
+      return inSnapshot(db, async (tx) => ({
+        rows: await tx.rows<PaymentRow>(EMAIL_PAGE, [...values, limit, offset]),
+        total: (await tx.row<{ n: number }>(EMAIL_COUNT, values))?.n ?? 0,
+      }));
+    },
+
+    /** Every payment of the payer in those agencies, newest first, by keyset and merged as all() is. */
+    async *allByEmail(email, agencies) {
+      const address = email.trim().toLowerCase();
+      const seekAgency = (agency: string) =>
+        seekRows<PaymentRow>(
+          (after, limit) =>
+            db.rows(EMAIL_SEEK, [
+              address,
+              agency,
+              after?.createdAt ?? END_OF_TIME,
+              after?.orderNo ?? '',
+              limit,
+            ]),
+          CHUNK,
+        );
+      const unique = [...new Set(agencies)];
+      yield* unique.length === 1
+        ? seekAgency(unique[0]!)
+        : mergedInOrder(unique.map(seekAgency), payerBefore);
     },
   };
 }

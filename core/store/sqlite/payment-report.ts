@@ -1,6 +1,6 @@
 import { klDayStartUtc, nextDay } from '../../time.ts';
 import type { Db } from './db.ts';
-import { mergedInOrder, paymentBefore, seekRows } from '../keyset.ts';
+import { mergedInOrder, payerBefore, paymentBefore, seekRows } from '../keyset.ts';
 import { placePage } from '../day-pages.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { FoundPayment, PaymentFilter, PaymentReportRepository } from '../payment-report.ts';
@@ -78,10 +78,36 @@ export function sqlitePaymentReport(db: Db): PaymentReportRepository {
         seek.all({ ...p, afterCreated: after?.createdAt ?? '', afterOrder: after?.orderNo ?? '', limit }),
       CHUNK,
     );
-  const byEmail = db.prepare<[string, string], PaymentRow>(
-    `SELECT ${COLUMNS} FROM payments WHERE email = ? AND agency_code IN (SELECT value FROM json_each(?))
-     ORDER BY created_at DESC, order_no`,
+  // The payer history, newest first: each agency's payments of the address are one range of the email index
+  // (migration 027), in this order. Several agencies' pages are sorted together: at most the address's rows.
+  type ByEmail = { email: string; agency: string; agencies: string };
+  const emailCount = db.prepare<ByEmail, { n: number }>(
+    `SELECT count(*) AS n FROM payments
+     WHERE email = @email AND agency_code IN (SELECT value FROM json_each(@agencies))`,
   );
+  const emailPage = db.prepare<ByEmail & { limit: number; offset: number }, PaymentRow>(
+    `SELECT ${COLUMNS} FROM payments WHERE email = @email AND agency_code = @agency
+     ORDER BY created_at DESC, order_no LIMIT @limit OFFSET @offset`,
+  );
+  const emailPageAny = db.prepare<ByEmail & { limit: number; offset: number }, PaymentRow>(
+    `SELECT ${COLUMNS} FROM payments
+     WHERE email = @email AND agency_code IN (SELECT value FROM json_each(@agencies))
+     ORDER BY created_at DESC, order_no LIMIT @limit OFFSET @offset`,
+  );
+  // The bound on created_at alone first, so the read starts inside the index range at the last row's instant.
+  const emailSeek = db.prepare<
+    ByEmail & { afterCreated: string; afterOrder: string; limit: number },
+    PaymentRow
+  >(
+    `SELECT ${COLUMNS} FROM payments WHERE email = @email AND agency_code = @agency
+       AND created_at <= @afterCreated AND (created_at < @afterCreated OR order_no > @afterOrder)
+     ORDER BY created_at DESC, order_no LIMIT @limit`,
+  );
+  const byEmailParams = (email: string, agencies: readonly string[]): ByEmail => ({
+    email: email.trim().toLowerCase(),
+    agency: agencies[0] ?? '',
+    agencies: JSON.stringify([...new Set(agencies)]),
+  });
   return {
     /**
      * One page of the agencies' payments. The total and the page's first day come from the per-day counts
@@ -174,11 +200,43 @@ export function sqlitePaymentReport(db: Db): PaymentReportRepository {
     },
 
     /**
-     * A payer's payments within the given agencies, newest first. Only those agencies are read (the email
-     * index holds the agency), as on PostgreSQL: another agency's payments under the address are not looked at.
+     * A page of a payer's payments within the given agencies, newest first, and their total. Only those
+     * agencies are read (the email index holds the agency), as on PostgreSQL: another agency's payments
+     * under the address are not looked at.
      */
-    async byEmail(email: string, agencies: readonly string[]): Promise<PaymentRow[]> {
-      return byEmail.all(email.trim().toLowerCase(), JSON.stringify([...agencies]));
+    async byEmail(
+      email: string,
+      agencies: readonly string[],
+      limit: number,
+      offset: number,
+    ): Promise<{ rows: PaymentRow[]; total: number }> {
+      const p = byEmailParams(email, agencies);
+      const read = new Set(agencies).size > 1 ? emailPageAny : emailPage;
+      return db.transaction(() => ({
+        rows: read.all({ ...p, limit, offset }),
+        total: emailCount.get(p)?.n ?? 0,
+      }))();
+    },
+
+    /** Every payment of the payer in those agencies, newest first, by keyset and merged as all() is. */
+    async *allByEmail(email: string, agencies: readonly string[]): AsyncGenerator<PaymentRow> {
+      const seekAgency = (agency: string) => {
+        const p = byEmailParams(email, [agency]);
+        // '~' sorts after every stored instant: the first chunk starts at the newest payment.
+        return seekRows<PaymentRow>(
+          (after, limit) =>
+            emailSeek.all({
+              ...p,
+              afterCreated: after?.createdAt ?? '~',
+              afterOrder: after?.orderNo ?? '',
+              limit,
+            }),
+          CHUNK,
+        );
+      };
+      const unique = [...new Set(agencies)];
+      if (unique.length === 1) yield* seekAgency(unique[0]!);
+      else yield* mergedInOrder(unique.map(seekAgency), payerBefore);
     },
   };
 }
