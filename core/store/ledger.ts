@@ -88,6 +88,13 @@ export interface LedgerRepository {
 
   /** A sink's ledger entries of a business day (or all), oldest first: for the workbook and tests. */
   entries(sink: string, day?: string): Promise<LedgerEntry[]>;
+
+  /**
+   * Adds the ledger's appended day-count rows into its day counts (PostgreSQL, decision 248); returns how
+   * many rows it folded. Run now and again by the pipeline's upkeep; the counts are the same before and
+   * after. SQLite keeps its day counts in place: nothing to fold.
+   */
+  foldDayCounts(): Promise<number>;
 }
 
 /** A version of a batch as both engines read it: the posting's route and agency, the instant received. */

@@ -72,11 +72,16 @@ forEachEngine(
           run += 1;
           const [mine, other] = [`A${run}`, `B${run}`];
           const versions = new Map<number, number>();
+          // A posting's versions carry its first version's business day, as the normalise job writes them
+          // (PostgreSQL's day counts rely on it: decision 248).
+          const days = new Map<number, string>();
           const entries: Entry[] = made.map((m) => {
             const postingId = run * 100 + m.posting;
             const version = (versions.get(postingId) ?? 0) + 1;
             versions.set(postingId, version);
-            return { sink: m.other ? other : mine, postingId, version, day: m.day, late: m.late };
+            const day = days.get(postingId) ?? m.day;
+            days.set(postingId, day);
+            return { sink: m.other ? other : mine, postingId, version, day, late: m.late };
           });
           const arriving = [...entries.filter((e) => !e.late), ...entries.filter((e) => e.late)];
           if (entries.length > 0)

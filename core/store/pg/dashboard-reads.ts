@@ -10,6 +10,7 @@ import { statement, type PgDb } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';
 import { attemptLogs } from './callbacks.ts';
 import { PAYMENT_DAY_COUNTS_NOW } from './orders.ts';
+import { pgZakatReport } from './zakat-report.ts';
 import { seekRows } from '../keyset.ts';
 import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { CallbackRow } from '../callbacks.ts';
@@ -244,6 +245,7 @@ interface DayRow {
 
 /** The PostgreSQL implementation of {@link DashboardReadsRepository}. */
 export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
+  const zakat = pgZakatReport(db);
   const paymentValues = (f: DashboardPaymentFilter) => [
     f.agency,
     startOf(f.firstDay),
@@ -335,7 +337,11 @@ export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
     },
 
     async postingsPage(filter, limit, offset) {
+      const { agency, firstDay, lastDay } = filter;
       const byFields = filter.state !== undefined || filter.type !== undefined;
+      // Unfiltered, the page is the agency's zakat report, placed by the ledger's day counts (decision 248).
+      if (!byFields && filter.code === undefined)
+        return zakat.page({ sink: agency, start: firstDay, end: lastDay, limit, offset });
       const read = byFields ? POSTINGS_BY_FIELDS : POSTINGS_BY_LEDGER;
       const values = [filter.agency, filter.firstDay, filter.lastDay, nullable(filter.code)];
       if (byFields) values.push(nullable(filter.state), nullable(filter.type));

@@ -122,6 +122,23 @@ const LEDGER = statement(
    ORDER BY posting_id, version`,
 );
 
+// The appended day-count rows (decision 248) added into ledger_entry_day_counts in one statement, as the
+// payments' are (orders.ts): only the rows this statement's snapshot sees are deleted; one process at a time.
+const FOLD_DAY_COUNTS = statement(
+  `WITH folding AS MATERIALIZED (SELECT pg_try_advisory_xact_lock($1) AS mine),
+   gone AS (
+     DELETE FROM ledger_entry_day_count_deltas WHERE (SELECT mine FROM folding)
+     RETURNING sink, business_date, n
+   ), folded AS (
+     INSERT INTO ledger_entry_day_counts (sink, business_date, n)
+     SELECT sink, business_date, sum(n) FROM gone GROUP BY 1, 2 HAVING sum(n) <> 0
+     ON CONFLICT (sink, business_date) DO UPDATE SET n = ledger_entry_day_counts.n + excluded.n
+   )
+   SELECT count(*)::int AS n FROM gone`,
+);
+/** pg_try_advisory_xact_lock key of the fold ('amld'). */
+const FOLD_LOCK = 0x616d6c64;
+
 /** The ledger repository (what the pipeline reads and writes) over a PostgreSQL pool. */
 export function pgLedger(db: PgDb): LedgerRepository {
   // The pipeline's writes of one turn (the sinks' appends of a batch, the next batch's save) share a commit.
@@ -171,6 +188,10 @@ export function pgLedger(db: PgDb): LedgerRepository {
         isAdjustment: row.isAdjustment === 1,
         exceptions: JSON.parse(row.exceptions) as string[],
       }));
+    },
+
+    async foldDayCounts() {
+      return (await db.row<{ n: number }>(FOLD_DAY_COUNTS, [FOLD_LOCK]))?.n ?? 0;
     },
   };
 }

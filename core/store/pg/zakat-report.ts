@@ -1,12 +1,13 @@
 /**
  * The zakat report's reads on PostgreSQL (the SQLite twin: ../sqlite/zakat-report.ts): each agency's ledger
- * by business day in posting order (decision 229); a page and its total from one snapshot; every row
- * streamed by keyset, 1,000 at a time (../keyset.ts).
+ * by business day in posting order (decision 229); a page and its total from one snapshot, placed by the
+ * ledger's day counts (decision 248); every row streamed by keyset, 1,000 at a time (../keyset.ts).
  */
 import { LATEST_IN_LEDGER, NO_LATER_IN_LEDGER } from '../ledger-latest.ts';
 import { statement, type PgDb } from './pool.ts';
 import { inSnapshot } from './snapshot-read.ts';
 import { mergedInOrder, seekRows, zakatBefore } from '../keyset.ts';
+import { placePage, type DayCount } from '../day-pages.ts';
 import type { ZakatQuery, ZakatReportRepository, ZakatReportRow } from '../zakat-report.ts';
 
 const COLUMNS = `n.posting_id AS "postingId", n.sink, n.orderno, n.status, n.amount_sen AS "amountSen", n.name,
@@ -27,7 +28,26 @@ const withRows = (keys: string) => `WITH page AS (${keys})
   ORDER BY page.business_date, page.posting_id, page.sink`;
 const KEYS = 'SELECT l.sink, l.posting_id, l.version, l.business_date';
 
-const COUNT = statement(`SELECT count(*)::int AS n ${LATEST}`);
+/**
+ * The postings of each day of the range ($1 sinks, $2 first and $3 last business day), at their latest
+ * version (decision 248): every version's entries as counted (folded, and appended since), less the
+ * entries that are a later version of a posting already in that ledger, which fall on its day. As many
+ * rows read as days with entries, and corrections; never the range's entries.
+ */
+const DAYS = statement(
+  `SELECT day, sum(n) AS n FROM (
+     SELECT business_date AS day, n FROM ledger_entry_day_counts
+     WHERE sink = ANY($1::text[]) AND business_date BETWEEN $2 AND $3
+     UNION ALL
+     SELECT business_date, n FROM ledger_entry_day_count_deltas
+     WHERE sink = ANY($1::text[]) AND business_date BETWEEN $2 AND $3
+     UNION ALL
+     SELECT l.business_date, -1 FROM ledger_entries l
+     WHERE l.sink = ANY($1::text[]) AND l.business_date BETWEEN $2 AND $3 AND l.version > 1
+       AND EXISTS (SELECT 1 FROM ledger_entries o
+                   WHERE o.sink = l.sink AND o.posting_id = l.posting_id AND o.version < l.version)
+   ) counted GROUP BY day HAVING sum(n) <> 0 ORDER BY day`,
+);
 const PAGE = statement(withRows(`${KEYS} ${LATEST} ${ORDER} LIMIT $4 OFFSET $5`));
 // One agency ($1) after a (business day $2, posting $3) up to the last day $4, in report order: one chunk of
 // the stream. The key alone bounds the index range from below, so each chunk starts where the last ended.
@@ -45,12 +65,25 @@ const sinksOf = (sink: ZakatQuery['sink']) => (typeof sink === 'string' ? [sink]
 /** The zakat report's paged and streamed reads. */
 export function pgZakatReport(db: PgDb): ZakatReportRepository {
   return {
+    /**
+     * One page and the total, from one snapshot. The total and the page's first day come from the day
+     * counts, so OFFSET only skips rows of the page's own first day, and no page reads outside the days it
+     * covers: a deep page over years costs about what the first one does.
+     */
     async page({ sink, start, end, limit, offset }) {
-      const values = [sinksOf(sink), start, end];
-      return inSnapshot(db, async (tx) => ({
-        rows: await tx.rows<ZakatReportRow>(PAGE, [...values, limit, offset]),
-        total: (await tx.row<{ n: number }>(COUNT, values))?.n ?? 0,
-      }));
+      const sinks = sinksOf(sink);
+      return inSnapshot(db, async (tx) => {
+        const { total, place } = placePage(await tx.rows<DayCount>(DAYS, [sinks, start, end]), offset, limit);
+        if (!place) return { rows: [], total };
+        const rows = await tx.rows<ZakatReportRow>(PAGE, [
+          sinks,
+          place.day,
+          place.lastDay ?? end,
+          limit,
+          place.skip,
+        ]);
+        return { rows, total };
+      });
     },
 
     /** Each agency read through its own index range, merged: one query over all would sort each chunk. */

@@ -12,6 +12,7 @@ import type { PaymentEvent, PaymentRow } from '../orders.ts';
 import type { CallbackAttempt, CallbackRow } from '../callbacks.ts';
 import { callbackPagePlan, callbackTotals, type AgencyCallbackCount } from '../callback-page.ts';
 import type { ZakatReportRow } from '../zakat-report.ts';
+import { sqliteZakatReport } from './zakat-report.ts';
 import type { ReconRunRow } from '../recon-runs.ts';
 import type {
   DashboardPaymentFilter,
@@ -93,13 +94,6 @@ const postingKeys = (byFields: boolean) => `FROM ledger_entries l
   WHERE ${LATEST} ${CODE_FILTER}
   ${byFields ? 'AND (@state IS NULL OR n.state = @state) AND (@type IS NULL OR n.type = @type)' : ''}`;
 
-/**
- * The postings page's total when no field filters it: the zakat report's counts of the agency's latest
- * versions per business day (ledger_day_counts, decision 234), the page's own rule. Exported for the plan test.
- */
-export const POSTING_TOTAL_SQL = `SELECT coalesce(sum(n), 0) AS n FROM ledger_day_counts
-  WHERE sink = @agency AND business_date BETWEEN @firstDay AND @lastDay`;
-
 const RUN_COLUMNS = `r.id, r.sink, r.business_date AS businessDate, r.trigger, r.as_of AS asOf,
   r.started_at AS startedAt, r.finished_at AS finishedAt, r.fingerprint, r.file, r.file_sha256 AS fileSha256,
   r.file_bytes AS fileBytes, r.input_counts AS inputCounts, r.totals, r.previous_run AS previousRun, r.changes,
@@ -150,6 +144,7 @@ export type SqliteDashboardReads = DashboardReadsRepository & {
 
 /** The SQLite implementation of {@link DashboardReadsRepository}. */
 export function sqliteDashboardReads(db: Db): SqliteDashboardReads {
+  const zakat = sqliteZakatReport(db);
   const paymentParams = (f: DashboardPaymentFilter) => ({
     agency: f.agency,
     from: klDayStartUtc(f.firstDay),
@@ -239,9 +234,6 @@ export function sqliteDashboardReads(db: Db): SqliteDashboardReads {
        ORDER BY page.business_date, page.posting_id`,
     ),
   });
-  const postingTotal = db.prepare<{ agency: string; firstDay: string; lastDay: string }, { n: number }>(
-    POSTING_TOTAL_SQL,
-  );
   const postingsByFields = postingReads(true);
   const postingsByLedger = postingReads(false);
   // Flagged entries only, straight from the ledger (it keeps each version's codes): no posting row is read.
@@ -373,16 +365,14 @@ export function sqliteDashboardReads(db: Db): SqliteDashboardReads {
 
     async postingsPage(filter, limit, offset) {
       const p = postingParams(filter);
+      // Unfiltered, the page is the agency's zakat report: its total and the day the page starts on come
+      // from the ledger's day counts (decisions 234, 240, 248), so a deep page costs what the first does.
+      if (p.state === null && p.type === null && p.code === null)
+        return zakat.page({ sink: p.agency, start: p.firstDay, end: p.lastDay, limit, offset });
       const read = p.state === null && p.type === null ? postingsByLedger : postingsByFields;
-      // With no filter beyond the days, the zakat report's day counts hold the total (decision 240).
-      const counted = read === postingsByLedger && p.code === null;
       return db.transaction(() => ({
         rows: read.page.all({ ...p, limit, offset }),
-        total:
-          (counted
-            ? postingTotal.get({ agency: p.agency, firstDay: p.firstDay, lastDay: p.lastDay })
-            : read.count.get(p)
-          )?.n ?? 0,
+        total: read.count.get(p)?.n ?? 0,
       }))();
     },
 

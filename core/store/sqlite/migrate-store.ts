@@ -55,8 +55,8 @@ interface Column {
  */
 const DERIVED = ['payment_day_counts'];
 /**
- * SQLite's own: PostgreSQL counts an agency's ledger per day when a report asks (decision 234), and an
- * agency's callbacks by state when the dashboard shows them (decision 239).
+ * SQLite's own: PostgreSQL's triggers count the ledger entries copied into it per agency and day (decision
+ * 248), and its callback counts are rows its triggers append (decision 245).
  */
 const SQLITE_ONLY = ['ledger_day_counts', 'callback_counts'];
 /** Rows per INSERT: well under PostgreSQL's 65,535 parameters for the widest table. */
