@@ -32,6 +32,7 @@ import { createLogger } from '../core/logger.ts';
 import { mintReportToken } from '../core/report-tokens.ts';
 import { fmtInt, fmtMb, fmtMs, fmtRatio, percentile, table } from './format.ts';
 import { SEED_SINK, seedReconDay } from './recon-seed.ts';
+import { envInt } from './env.ts';
 
 const HOST = '127.0.0.1';
 const DAY = '2026-11-20';
@@ -41,15 +42,6 @@ const RSS_EVERY_MS = 20;
 const DOWNLOADERS = 4;
 const REQUEST_TIMEOUT_MS = 60_000;
 const REPO = path.resolve(import.meta.dirname, '..');
-
-function envInt(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new Error(`${name} must be ${min} to ${max} (got "${raw}")`);
-  return n;
-}
 
 /** The hostile batch: 5,000 records (the record limit), each with `unknown` properties nobody asked for. */
 function hostileBatch(unknown: number, prefix: string): string {

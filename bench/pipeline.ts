@@ -56,6 +56,7 @@ import { startBenchPostgres } from './postgres.ts';
 import { benchRecord, orderSequence } from './records.ts';
 import { processCpuSeconds, processTreeCpuSeconds, startRedis, type BenchRedis } from './redis.ts';
 import { fmtInt, fmtPct, fmtRatio, fmtSec, table } from './format.ts';
+import { envInt } from './env.ts';
 
 const DEMO_PARTNER = 'demo-bank'; // fixtures/demo/seed.json
 const RECORDS_PER_BATCH = 1000;
@@ -68,16 +69,6 @@ const POLL_MS = 20;
 const JOB_OPTIONS = jobOptionsFor(loadConfig({}), 'normalise');
 const WARMUP_POSTINGS = 5000;
 const AIM_RECORDS_PER_SECOND = 50_000;
-
-function envInt(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw.trim());
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
-  }
-  return value;
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Temp dirs, redis and the run-time bound: everything made here is removed, whatever happens

@@ -112,7 +112,19 @@ onBothEngines(
     const more = [...rows, { sink: 'LZS', postingId: 2, version: 2, day: DAYS[2]!, amountSen: 100 }];
     await store.write(ledgerRowsSql(store.engine, more.slice(-1)));
     await assertPagesExact(store, more, 'after a correction');
-    await store.write(`DELETE FROM ledger_entries WHERE sink = 'LZS' AND posting_id = 3`);
+    // The ledger is appended to only: on PostgreSQL an entry can be neither deleted nor moved (its counts
+    // would have to follow it); on SQLite, where it can, the counts follow.
+    const remove = `DELETE FROM ledger_entries WHERE sink = 'LZS' AND posting_id = 3`;
+    if (store.engine === 'postgresql') {
+      await assert.rejects(store.write(remove), /never deleted or re-keyed/);
+      await assert.rejects(
+        store.write(`UPDATE ledger_entries SET business_date = '${DAYS[0]}' WHERE posting_id = 5`),
+        /never deleted or re-keyed/,
+      );
+      await assertPagesExact(store, more, 'after the refusals');
+      return;
+    }
+    await store.write(remove);
     await assertPagesExact(
       store,
       more.filter((r) => !(r.sink === 'LZS' && r.postingId === 3)),
@@ -124,10 +136,10 @@ onBothEngines(
 // SQLite's counts came with decision 234, and its migration's test.
 onPostgres('an upgraded PostgreSQL installation counts the ledger it already had', async (_t, store) => {
   const rows = ledger();
-  // The release before: no counts, no triggers, no partial index.
-  await store.write(`DROP TABLE ledger_entry_day_counts, ledger_entry_day_count_deltas;
-    DROP FUNCTION ledger_entries_count_added() CASCADE; DROP FUNCTION ledger_entries_count_removed() CASCADE;
-    DROP INDEX ledger_later_versions;`);
+  // The release before: no counts, no notes, no triggers.
+  await store.write(`DROP TABLE ledger_entry_day_counts, ledger_entry_day_count_deltas, ledger_unpaired_versions;
+    DROP FUNCTION ledger_entries_count_added() CASCADE;
+    DROP TRIGGER ledger_entries_kept ON ledger_entries; DROP TRIGGER ledger_entries_keyed ON ledger_entries;`);
   await append(store, rows);
   await store.write(
     readFileSync(
@@ -179,8 +191,10 @@ test('versions of one posting appended by two sessions at once count it once (po
   );
   const deltas = await second.query<{ n: string }>('SELECT sum(n) AS n FROM ledger_entry_day_count_deltas');
   assert.equal(Number(deltas.rows[0]?.n), 2, 'each statement appended its own entry, no row shared');
-  assert.equal(await store.ledger.foldDayCounts(), 2);
-  assert.equal((await second.query('SELECT 1 FROM ledger_entry_day_count_deltas')).rowCount, 0);
+  // The upkeep pairs version 2 with version 1 (-1 for the day), then folds the three rows.
+  assert.equal(await store.ledger.foldDayCounts(), 3);
+  for (const table of ['ledger_entry_day_count_deltas', 'ledger_unpaired_versions'])
+    assert.equal((await second.query(`SELECT 1 FROM ${table}`)).rowCount, 0, `${table} emptied`);
   assert.equal(
     (await store.zakatReport.page({ sink: 'LZS', start: DAYS[0]!, end: DAYS[0]!, limit: 10, offset: 0 }))
       .total,

@@ -214,15 +214,17 @@ const ONLY_IN_POSTGRES: Record<string, string> = {
   callback_count_deltas:
     "each agency's settled callbacks by state in rows each settlement appends, so no delivery locks a count another needs; SQLite keeps callback_counts in place on its one writer (decision 245)",
   ledger_entry_day_counts:
-    "each agency's ledger entries per business day, every version, so concurrent appends never need to see each other's versions of a posting; SQLite's one writer counts latest versions in ledger_day_counts (decisions 234, 248)",
+    "each agency's postings per business day, kept so that concurrent appends never need to see each other's versions of a posting; SQLite's one writer keeps ledger_day_counts in place (decisions 234, 248)",
   ledger_entry_day_count_deltas:
     "each ledger append's entries per agency and day, appended, folded into ledger_entry_day_counts by the upkeep (decision 248)",
+  ledger_unpaired_versions:
+    'the later versions appended that the upkeep has not yet paired with an older version of their posting (decision 248)',
 };
 
 /** Tables SQLite has on purpose and PostgreSQL does not, and why. */
 const ONLY_IN_SQLITE: Record<string, string> = {
   ledger_day_counts:
-    "the zakat report's per-day counts of latest versions, kept in place by SQLite's one writer; PostgreSQL counts entries per statement in ledger_entry_day_counts and subtracts later versions when a page is placed (decisions 234, 248)",
+    "the zakat report's per-day counts of latest versions, kept in place by SQLite's one writer; PostgreSQL counts each append's entries and later versions apart, paired by the upkeep (decisions 234, 248)",
   callback_counts:
     "each agency's callbacks by state, so the dashboard's callbacks page never counts an agency's history on SQLite's one thread; PostgreSQL appends count rows instead (decisions 239, 245)",
 };

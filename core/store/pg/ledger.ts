@@ -122,13 +122,24 @@ const LEDGER = statement(
    ORDER BY posting_id, version`,
 );
 
-// The appended day-count rows (decision 248) added into ledger_entry_day_counts in one statement, as the
-// payments' are (orders.ts): only the rows this statement's snapshot sees are deleted; one process at a time.
+// The ledger's day counts kept up (decision 248), by one process at a time (the lock; the others skip).
+// First the later versions noted by appends that now have an older version of their posting in the same
+// ledger: each gives its day -1, and its note goes. Then the appended rows are added into
+// ledger_entry_day_counts, as the payments' are (orders.ts): only the rows this statement sees are deleted.
+const FOLD_LOCK_TAKEN = statement('SELECT pg_try_advisory_xact_lock($1) AS mine');
+const PAIR_VERSIONS = statement(
+  `WITH paired AS (
+     DELETE FROM ledger_unpaired_versions u
+     WHERE EXISTS (SELECT 1 FROM ledger_entries o
+                   WHERE o.sink = u.sink AND o.posting_id = u.posting_id AND o.version < u.version)
+     RETURNING sink, business_date
+   )
+   INSERT INTO ledger_entry_day_count_deltas (sink, business_date, n)
+   SELECT sink, business_date, -count(*) FROM paired GROUP BY 1, 2`,
+);
 const FOLD_DAY_COUNTS = statement(
-  `WITH folding AS MATERIALIZED (SELECT pg_try_advisory_xact_lock($1) AS mine),
-   gone AS (
-     DELETE FROM ledger_entry_day_count_deltas WHERE (SELECT mine FROM folding)
-     RETURNING sink, business_date, n
+  `WITH gone AS (
+     DELETE FROM ledger_entry_day_count_deltas RETURNING sink, business_date, n
    ), folded AS (
      INSERT INTO ledger_entry_day_counts (sink, business_date, n)
      SELECT sink, business_date, sum(n) FROM gone GROUP BY 1, 2 HAVING sum(n) <> 0
@@ -191,7 +202,11 @@ export function pgLedger(db: PgDb): LedgerRepository {
     },
 
     async foldDayCounts() {
-      return (await db.row<{ n: number }>(FOLD_DAY_COUNTS, [FOLD_LOCK]))?.n ?? 0;
+      return db.transaction(async (tx) => {
+        if (!(await tx.row<{ mine: boolean }>(FOLD_LOCK_TAKEN, [FOLD_LOCK]))?.mine) return 0;
+        await tx.run(PAIR_VERSIONS);
+        return (await tx.row<{ n: number }>(FOLD_DAY_COUNTS))?.n ?? 0;
+      });
     },
   };
 }

@@ -30,9 +30,9 @@ const KEYS = 'SELECT l.sink, l.posting_id, l.version, l.business_date';
 
 /**
  * The postings of each day of the range ($1 sinks, $2 first and $3 last business day), at their latest
- * version (decision 248): every version's entries as counted (folded, and appended since), less the
- * entries that are a later version of a posting already in that ledger, which fall on its day. As many
- * rows read as days with entries, and corrections; never the range's entries.
+ * version (decision 248): the entries as counted (folded, and appended since), less the later versions the
+ * upkeep has not yet paired with an older version of their posting but that now have one. As many rows
+ * read as days with entries, plus the few versions appended since the upkeep last looked.
  */
 const DAYS = statement(
   `SELECT day, sum(n) AS n FROM (
@@ -42,10 +42,10 @@ const DAYS = statement(
      SELECT business_date, n FROM ledger_entry_day_count_deltas
      WHERE sink = ANY($1::text[]) AND business_date BETWEEN $2 AND $3
      UNION ALL
-     SELECT l.business_date, -1 FROM ledger_entries l
-     WHERE l.sink = ANY($1::text[]) AND l.business_date BETWEEN $2 AND $3 AND l.version > 1
+     SELECT u.business_date, -1 FROM ledger_unpaired_versions u
+     WHERE u.sink = ANY($1::text[]) AND u.business_date BETWEEN $2 AND $3
        AND EXISTS (SELECT 1 FROM ledger_entries o
-                   WHERE o.sink = l.sink AND o.posting_id = l.posting_id AND o.version < l.version)
+                   WHERE o.sink = u.sink AND o.posting_id = u.posting_id AND o.version < u.version)
    ) counted GROUP BY day HAVING sum(n) <> 0 ORDER BY day`,
 );
 const PAGE = statement(withRows(`${KEYS} ${LATEST} ${ORDER} LIMIT $4 OFFSET $5`));
