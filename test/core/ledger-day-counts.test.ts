@@ -8,13 +8,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import pg from 'pg';
-import { openPgStore } from '../../core/store/pg/index.ts';
 import type { Store, ZakatReportRow } from '../../core/store/index.ts';
-import { onCleanup } from '../helpers.ts';
 import { onBothEngines, onPostgres, type EngineStore } from '../support/engines.ts';
 import { ledgerRowsSql, type LedgerRow } from '../support/ledger-rows.ts';
-import { freshTestDatabase } from '../support/test-database.ts';
+import { storeWithTwoSessions } from '../support/pg-stores.ts';
 
 const DAYS = ['2026-11-18', '2026-11-19', '2026-11-20', '2026-11-21'];
 
@@ -151,18 +148,7 @@ onPostgres('an upgraded PostgreSQL installation counts the ledger it already had
 });
 
 test('versions of one posting appended by two sessions at once count it once (postgresql)', async (t) => {
-  const url = await freshTestDatabase();
-  const store = openPgStore(url);
-  const first = new pg.Client({ connectionString: url });
-  const second = new pg.Client({ connectionString: url });
-  onCleanup(t, async () => {
-    await first.end();
-    await second.end();
-    await store.close();
-  });
-  await store.ping();
-  await first.connect();
-  await second.connect();
+  const { store, first, second } = await storeWithTwoSessions(t);
   const v = (version: number): LedgerRow => ({
     sink: 'LZS',
     postingId: 9,

@@ -5,11 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import pg from 'pg';
-import { openPgStore } from '../../core/store/pg/index.ts';
-import { onCleanup } from '../helpers.ts';
 import { newOrder } from '../support/orders.ts';
-import { freshTestDatabase } from '../support/test-database.ts';
+import { storeWithTwoSessions } from '../support/pg-stores.ts';
 
 const AT = '2026-11-20T02:00:00.000Z';
 const DAY = { agency: 'LZS', firstDay: '2026-11-20', lastDay: '2026-11-20' };
@@ -20,21 +17,10 @@ const insertPayment = (orderNo: string) =>
    VALUES ('${orderNo}', 'LZS', '${orderNo}', 1000, 'p@example.my', 'https://m.example/r', 'pending', '${AT}', '${AT}')`;
 
 test('a payment in flight holds nothing another payment of its agency and day waits for (postgresql)', async (t) => {
-  const url = await freshTestDatabase();
-  const store = openPgStore(url);
-  const first = new pg.Client({ connectionString: url });
-  const second = new pg.Client({ connectionString: url });
-  onCleanup(t, async () => {
-    await first.end();
-    await second.end();
-    await store.close();
-  });
-  await store.ping();
+  const { store, first, second } = await storeWithTwoSessions(t);
   await store.agencies.create({ code: 'LZS', name: 'Agency LZS', apiKey: 'key-LZS', now: new Date() });
   await store.orders.createOrder(newOrder('BEFORE', { agencyCode: 'LZS', at: AT }));
   assert.ok((await store.orders.foldDayCounts()) > 0, 'the first payment folded into the counts');
-  await first.connect();
-  await second.connect();
 
   // One payment's transaction open (not committed yet), another of the same agency and day beside it.
   await first.query('BEGIN');

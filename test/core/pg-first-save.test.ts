@@ -6,12 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import pg from 'pg';
 import { prepareRecord } from '../../ingest/bank-webhook/prepare.ts';
-import { openPgStore } from '../../core/store/pg/index.ts';
-import { bankRecord, onCleanup } from '../helpers.ts';
+import { bankRecord } from '../helpers.ts';
 import { batchInput, normalisedRows } from '../support/batches.ts';
-import { freshTestDatabase } from '../support/test-database.ts';
+import { storeWithTwoSessions } from '../support/pg-stores.ts';
 
 const ROUTES = { BANKLZS: { kind: 'agency', agency: 'LZS' } } as const;
 const NOW = new Date('2026-11-20T02:00:00.000Z');
@@ -22,18 +20,7 @@ const NOW = new Date('2026-11-20T02:00:00.000Z');
  * the server's activity from outside it (inside a transaction PostgreSQL reads that activity only once).
  */
 async function batchWithAnotherProcess(t: TestContext) {
-  const url = await freshTestDatabase();
-  const store = openPgStore(url);
-  const other = new pg.Client({ connectionString: url });
-  const watcher = new pg.Client({ connectionString: url });
-  onCleanup(t, async () => {
-    await other.end();
-    await watcher.end();
-    await store.close();
-  });
-  await store.ping();
-  await other.connect();
-  await watcher.connect();
+  const { store, first: other, second: watcher } = await storeWithTwoSessions(t);
   await store.partners.addPassword({ partnerId: 'demo-bank', label: 'main', hash: 'h1', now: NOW });
   const records = [1, 2, 3].map(() => prepareRecord(bankRecord(), ROUTES));
   const { batch_id: batchId } = await store.bankPostings.ingestBatch(batchInput(records));

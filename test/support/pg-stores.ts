@@ -4,6 +4,7 @@
  * Tests that run the same assertions on both engines use engines.ts (forEachEngine, onBothEngines).
  */
 import type { TestContext } from 'node:test';
+import pg from 'pg';
 import type { Store } from '../../core/store/index.ts';
 import { migratePg } from '../../core/store/pg/migrate.ts';
 import { openPgStore } from '../../core/store/pg/index.ts';
@@ -80,4 +81,26 @@ export async function completePgStore(t: TestContext, url: string): Promise<Stor
   onCleanup(t, () => store.close());
   await store.ping();
   return store;
+}
+
+/**
+ * A fresh PostgreSQL store and two connections of another process to its database (connected, migrated,
+ * all closed after the test): for tests that hold one session's transaction open while the other works.
+ */
+export async function storeWithTwoSessions(
+  t: TestContext,
+): Promise<{ url: string; store: Store; first: pg.Client; second: pg.Client }> {
+  const url = await freshTestDatabase();
+  const store = openPgStore(url);
+  const first = new pg.Client({ connectionString: url });
+  const second = new pg.Client({ connectionString: url });
+  onCleanup(t, async () => {
+    await first.end();
+    await second.end();
+    await store.close();
+  });
+  await store.ping();
+  await first.connect();
+  await second.connect();
+  return { url, store, first, second };
 }
