@@ -142,16 +142,18 @@ export function mountReports(router: AppRouter, deps: Deps): void {
     requireReportAuth(deps),
     validate(deps.validators, 'payerTransactions'),
     async (ctx) => {
-      const { email, items, page } = ctx.state.input;
+      const { email, items, page, agency } = ctx.state.input;
       const history = deps.store.paymentReport;
+      // Without agency, a token's history covers all its agencies, as its payment report does.
+      const agencies = reportAgencies(ctx.state.agencies, agency);
       // Paged as the payment report is (decision 247): an address with thousands of payments is never read
       // and written in one piece. items=-1 streams every row, counted as it is sent.
       if (items === -1) {
         ctx.type = 'application/json';
-        ctx.body = Readable.from(streamEnvelope(history.allByEmail(email, ctx.state.agencies), paymentRow));
+        ctx.body = Readable.from(streamEnvelope(history.allByEmail(email, agencies), paymentRow));
         return;
       }
-      const { rows, total } = await history.byEmail(email, ctx.state.agencies, items, page * items);
+      const { rows, total } = await history.byEmail(email, agencies, items, page * items);
       const body: PayerTransactions = {
         status: 'OK',
         data: rows.map(paymentRow),

@@ -380,9 +380,13 @@ export interface OrderQuery {
   agency?: string;
 }
 /**
- * The query of GET /api/user/v1/transactions. Each key at most once (a repeated key is 400 repeated-parameter); keys not named here (agency, exp, signature of a signed GET) are not read.
+ * The query of GET /api/user/v1/transactions. Each key at most once (a repeated key is 400 repeated-parameter); keys not named here (exp, signature of a signed GET) are not read.
  */
 export interface PayerTransactionsQuery {
+  /**
+   * Required with a signed GET (the agency whose API key signs it). With a bearer token: one of its agencies; without it, all of them.
+   */
+  agency?: string;
   /**
    * The payer's e-mail address (compared without regard to case).
    */

@@ -127,7 +127,19 @@ test('a token of two agencies pages and streams their payments merged in order',
   assert.deepEqual(streamed.stats, { total_pages: 1, total_rows: 3400, page: 0, items: -1 });
   assert.ok(streamed.data.every((r) => r.email === EMAIL));
 
-  const lzsOnly = await history(app, '&items=-1', await reportToken(app, ['LZS'], NOW));
+  // agency narrows a token's history to one of its agencies, as in the payment report.
+  const ppz = await history(app, '&items=-1&agency=PPZ', both);
+  assert.deepEqual(
+    ppz.data.map((r) => r.fpx_seller_order_no),
+    await expected(t, app, ['PPZ']),
+  );
+  const lzsToken = await reportToken(app, ['LZS'], NOW);
+  const foreign = await fetch(`${app.url}/api/user/v1/transactions?email=${EMAIL}&agency=PPZ`, {
+    headers: { authorization: `Bearer ${lzsToken}` },
+  });
+  assert.equal((await problemOf(foreign)).status, 403, 'an agency the token does not cover');
+
+  const lzsOnly = await history(app, '&items=-1', lzsToken);
   assert.deepEqual(
     lzsOnly.data.map((r) => r.fpx_seller_order_no),
     await expected(t, app, ['LZS']),
