@@ -11,12 +11,14 @@ import { anonymousLimits } from '../ingest/anonymous-limits.ts';
 import { mountBankWebhook } from '../ingest/bank-webhook/route.ts';
 import { mountDemoMerchant } from '../ingest/checkout/demo-merchant.ts';
 import { htmlErrorPage } from '../ingest/checkout/error-pages.ts';
+import type { HtmlErrorPage } from '../core/http/problem.ts';
 import { mountFrontDoor } from '../ingest/checkout/front-door.ts';
 import { mountUnsignedQr } from '../ingest/checkout/qr-route.ts';
 import { mountCheckout } from '../ingest/checkout/routes.ts';
 import { mountSandbox } from '../ingest/checkout/sandbox-routes.ts';
 import { queueBoard } from '../pipeline/queue-board.ts';
 import { mountDashboard } from '../reports/dashboard/routes.ts';
+import { dashboardErrorPage } from '../reports/dashboard/error-page.ts';
 import { mountQrCodes } from '../reports/qr/routes.ts';
 import { mountReconciliationReports } from '../reports/reconciliation-routes.ts';
 import { mountReports } from '../reports/routes.ts';
@@ -43,8 +45,16 @@ export function createWebApp(deps: Deps, hosts: readonly HostName[], options: We
     mounts: hosts.flatMap((host) => HOST_ROUTES[host]),
     isShuttingDown: options.isShuttingDown,
     middleware: [...limits, ...(options.middleware ?? [])],
-    htmlErrorPage: htmlErrorPage(deps),
+    // A browser's refusal page: the dashboard's for staff under /dashboard/, the payer's everywhere else.
+    htmlErrorPage: byPath(htmlErrorPage(deps)),
   });
+}
+
+function byPath(payerPage: HtmlErrorPage): HtmlErrorPage {
+  return (ctx, error) =>
+    ctx.path === '/dashboard' || ctx.path.startsWith('/dashboard/')
+      ? dashboardErrorPage(ctx, error)
+      : payerPage(ctx, error);
 }
 
 /** A Koa app and where it listens: the shape `listen` (core/http/serve.ts) takes. */

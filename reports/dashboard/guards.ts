@@ -14,6 +14,12 @@ import { dashboardStateIfAny, type DashboardState } from './state.ts';
 
 /** Headers of every dashboard response: our own styles and scripts only, never framed, cached or sniffed. */
 export async function dashboardHeaders(ctx: Context, next: Next): Promise<void> {
+  setDashboardHeaders(ctx);
+  await next();
+}
+
+/** The headers of dashboardHeaders, for a response made outside the dashboard's router (its refusals). */
+export function setDashboardHeaders(ctx: Context): void {
   ctx.set(
     'Content-Security-Policy',
     [
@@ -32,7 +38,6 @@ export async function dashboardHeaders(ctx: Context, next: Next): Promise<void> 
   // same-origin, not no-referrer: with no-referrer, Chrome sends `Origin: null` on our own form posts.
   ctx.set('Referrer-Policy', 'same-origin');
   ctx.set('Cache-Control', 'no-store');
-  await next();
 }
 
 /** Sends a dashboard page with its status (an HTML string from dashboardPage or plainPage). */
