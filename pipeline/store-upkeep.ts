@@ -11,8 +11,8 @@ const FOLD_EVERY_MS = 10_000;
 /**
  * The store's upkeep on a timer, in whichever process runs the pipeline (the web process in embedded mode,
  * the workers in Redis mode): folds PostgreSQL's appended callback counts, payment day counts and ledger day
- * counts (SQLite has none). Several processes may run it; one folds at a time and the others skip. A failure is logged
- * and tried again at the next tick.
+ * counts (SQLite has none). Several processes may run it; one folds at a time and the others skip. A
+ * failure is logged and tried again at the next tick.
  */
 export function createStoreUpkeep(deps: Deps) {
   const log = deps.logger.child({ component: 'store-upkeep' });

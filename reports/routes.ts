@@ -60,20 +60,11 @@ export function mountReports(router: AppRouter, deps: Deps): void {
         ...(query.is_approved !== undefined && { isApproved: query.is_approved === '1' }),
         ...(query.seller_order_no !== undefined && { sellerOrderNo: query.seller_order_no }),
       };
-      if (items === -1) {
-        // Every row: streamed in chunks, so a million rows never sit in memory at once. The total is the rows
-        // sent: each chunk is read when the client takes it, so payments made during a long download are in
-        // the data, and a count taken first would not match it.
-        ctx.type = 'application/json';
-        ctx.body = Readable.from(streamEnvelope(deps.store.paymentReport.all(filter), paymentRow));
-        return;
-      }
-      const { rows, total } = await deps.store.paymentReport.page(filter, items, page * items);
-      const body: PaymentReport = {
-        status: 'OK',
-        data: rows.map(paymentRow),
-        stats: { total_pages: Math.ceil(total / items), total_rows: total, page, items },
-      };
+      const report = deps.store.paymentReport;
+      const body: PaymentReport | Readable = await pagedAnswer(ctx, items, page, paymentRow, {
+        all: () => report.all(filter),
+        page: (limit, offset) => report.page(filter, limit, offset),
+      });
       ctx.body = body;
     },
   );
@@ -147,18 +138,11 @@ export function mountReports(router: AppRouter, deps: Deps): void {
       // Without agency, a token's history covers all its agencies, as its payment report does.
       const agencies = reportAgencies(ctx.state.agencies, agency);
       // Paged as the payment report is (decision 247): an address with thousands of payments is never read
-      // and written in one piece. items=-1 streams every row, counted as it is sent.
-      if (items === -1) {
-        ctx.type = 'application/json';
-        ctx.body = Readable.from(streamEnvelope(history.allByEmail(email, agencies), paymentRow));
-        return;
-      }
-      const { rows, total } = await history.byEmail(email, agencies, items, page * items);
-      const body: PayerTransactions = {
-        status: 'OK',
-        data: rows.map(paymentRow),
-        stats: { total_pages: Math.ceil(total / items), total_rows: total, page, items },
-      };
+      // and written in one piece.
+      const body: PayerTransactions | Readable = await pagedAnswer(ctx, items, page, paymentRow, {
+        all: () => history.allByEmail(email, agencies),
+        page: (limit, offset) => history.byEmail(email, agencies, limit, offset),
+      });
       ctx.body = body;
     },
   );
@@ -180,23 +164,11 @@ export function mountReports(router: AppRouter, deps: Deps): void {
       const agencies = reportAgencies(ctx.state.agencies, agency);
       checkDayRange(start, end);
       const query = { sink: agencies, start, end };
-      if (items === -1) {
-        // Every row: streamed in chunks, so a million rows never sit in memory at once. The total is counted
-        // as they go by (a count first would cost a second pass over the day, the event loop held meanwhile).
-        ctx.type = 'application/json';
-        ctx.body = Readable.from(streamEnvelope(deps.store.zakatReport.rows(query), zakatRow));
-        return;
-      }
-      const { rows, total } = await deps.store.zakatReport.page({
-        ...query,
-        limit: items,
-        offset: page * items,
+      const report = deps.store.zakatReport;
+      const body: ZakatReport | Readable = await pagedAnswer(ctx, items, page, zakatRow, {
+        all: () => report.rows(query),
+        page: (limit, offset) => report.page({ ...query, limit, offset }),
       });
-      const body: ZakatReport = {
-        status: 'OK',
-        data: rows.map(zakatRow),
-        stats: { total_pages: Math.ceil(total / items), total_rows: total, page, items },
-      };
       ctx.body = body;
     },
   );
@@ -254,6 +226,41 @@ function paymentRow(p: PaymentRow): PaymentReportRow {
     // 'checkout' (the merchant's order) or 'pay-link'; a pay-link payment names its link (issue 12).
     source: p.source,
     pay_link: p.payLink,
+  };
+}
+
+/** A report's answer under the 4.2 paging rule: the rows of one page and its stats. */
+interface PagedEnvelope<J> {
+  status: 'OK';
+  data: J[];
+  stats: { total_pages: number; total_rows: number; page: number; items: number };
+}
+
+/**
+ * The answer of a paged report (payment, payer history, zakat): the page at `page` of `items` rows with the
+ * total, or with items=-1 every row, streamed in chunks so that a million rows never sit in memory at once.
+ * A stream's total is the rows sent: each chunk is read when the client takes it, so rows made during a long
+ * download are in the data, and a count taken first would not match it (nor cost a second pass).
+ */
+async function pagedAnswer<R, J>(
+  ctx: { type: string },
+  items: number,
+  page: number,
+  toJson: (row: R) => J,
+  read: {
+    all: () => AsyncIterable<R>;
+    page: (limit: number, offset: number) => Promise<{ rows: R[]; total: number }>;
+  },
+): Promise<PagedEnvelope<J> | Readable> {
+  if (items === -1) {
+    ctx.type = 'application/json';
+    return Readable.from(streamEnvelope(read.all(), toJson));
+  }
+  const { rows, total } = await read.page(items, page * items);
+  return {
+    status: 'OK',
+    data: rows.map(toJson),
+    stats: { total_pages: Math.ceil(total / items), total_rows: total, page, items },
   };
 }
 

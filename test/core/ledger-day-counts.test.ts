@@ -103,7 +103,9 @@ onBothEngines(
     const rows = ledger();
     await append(store, rows);
     await assertPagesExact(store, rows, 'after the appends');
-    assert.ok((await store.ledger.foldDayCounts()) >= (store.engine === 'postgresql' ? 1 : 0));
+    const folded = await store.ledger.foldDayCounts();
+    // SQLite keeps its counts in place; PostgreSQL folds what the appends wrote and the pairing added.
+    assert.ok(store.engine === 'postgresql' ? folded > 0 : folded === 0, `${folded} rows folded`);
     await assertPagesExact(store, rows, 'after a fold');
     // A later version of a posting appended afterwards, then one entry removed by hand.
     const more = [...rows, { sink: 'LZS', postingId: 2, version: 2, day: DAYS[2]!, amountSen: 100 }];

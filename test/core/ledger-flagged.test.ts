@@ -56,7 +56,12 @@ onBothEngines('postings filtered by code are the flagged latest versions, paged'
     }
     assert.deepEqual(seen, want, code);
   }
-  assert.ok(!expected(rows, 'any').includes(15), 'a flagged posting corrected without codes is not listed');
+  const anyPage = await store.dashboardReads.postingsPage({ ...range, code: 'any' }, 50, 0);
+  const listed = anyPage.rows.map((r) => r.postingId);
+  assert.ok(
+    listed.includes(10) && !listed.includes(15),
+    'a flagged posting corrected without codes is not listed',
+  );
   assert.deepEqual(await store.dashboardReads.postingCodes(range), ['E1', 'E2']);
   const oneDay = { agency: 'LZS', firstDay: DAYS[1]!, lastDay: DAYS[1]! };
   const e1 = expected(rows, 'E1').filter((p) => p % DAYS.length === 1);

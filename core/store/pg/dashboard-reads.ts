@@ -348,12 +348,12 @@ export function pgDashboardReads(db: PgDb): DashboardReadsRepository {
     async postingsPage(filter, limit, offset) {
       const { agency, firstDay, lastDay } = filter;
       const byFields = filter.state !== undefined || filter.type !== undefined;
-      // Unfiltered, the page is the agency's zakat report, placed by the ledger's day counts (decision 248).
-      if (!byFields && filter.code === undefined)
-        return zakat.page({ sink: agency, start: firstDay, end: lastDay, limit, offset });
       const byCode = filter.code !== undefined;
-      const read = !byFields ? POSTINGS_BY_CODE : byCode ? POSTINGS_BY_FIELDS_AND_CODE : POSTINGS_BY_FIELDS;
-      const values = [filter.agency, filter.firstDay, filter.lastDay, nullable(filter.code)];
+      // Unfiltered, the page is the agency's zakat report, placed by the ledger's day counts (decision 248).
+      if (!byFields && !byCode)
+        return zakat.page({ sink: agency, start: firstDay, end: lastDay, limit, offset });
+      const read = byFields ? (byCode ? POSTINGS_BY_FIELDS_AND_CODE : POSTINGS_BY_FIELDS) : POSTINGS_BY_CODE;
+      const values = [agency, firstDay, lastDay, nullable(filter.code)];
       if (byFields) values.push(nullable(filter.state), nullable(filter.type));
       return inSnapshot(db, async (tx) => ({
         rows: await tx.rows<ZakatReportRow>(read.page, [...values, limit, offset]),

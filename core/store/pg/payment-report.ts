@@ -197,10 +197,7 @@ export function pgPaymentReport(db: PgDb): PaymentReportRepository {
             ]),
           CHUNK,
         );
-      const unique = [...new Set(agencies)];
-      yield* unique.length === 1
-        ? seekAgency(unique[0]!)
-        : mergedInOrder(unique.map(seekAgency), payerBefore);
+      yield* mergedInOrder([...new Set(agencies)].map(seekAgency), payerBefore);
     },
   };
 }

@@ -379,12 +379,13 @@ export function sqliteDashboardReads(db: Db): SqliteDashboardReads {
 
     async postingsPage(filter, limit, offset) {
       const p = postingParams(filter);
+      const byFields = p.state !== null || p.type !== null;
+      const byCode = p.code !== null;
       // Unfiltered, the page is the agency's zakat report: its total and the day the page starts on come
       // from the ledger's day counts (decisions 234, 240, 248), so a deep page costs what the first does.
-      if (p.state === null && p.type === null && p.code === null)
+      if (!byFields && !byCode)
         return zakat.page({ sink: p.agency, start: p.firstDay, end: p.lastDay, limit, offset });
-      const byFields = p.state !== null || p.type !== null;
-      const read = !byFields ? postingsByCode : p.code !== null ? postingsByFieldsAndCode : postingsByFields;
+      const read = byFields ? (byCode ? postingsByFieldsAndCode : postingsByFields) : postingsByCode;
       return db.transaction(() => ({
         rows: read.page.all({ ...p, limit, offset }),
         total: read.count.get(p)?.n ?? 0,

@@ -234,9 +234,7 @@ export function sqlitePaymentReport(db: Db): PaymentReportRepository {
           CHUNK,
         );
       };
-      const unique = [...new Set(agencies)];
-      if (unique.length === 1) yield* seekAgency(unique[0]!);
-      else yield* mergedInOrder(unique.map(seekAgency), payerBefore);
+      yield* mergedInOrder([...new Set(agencies)].map(seekAgency), payerBefore);
     },
   };
 }
