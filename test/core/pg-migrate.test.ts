@@ -219,12 +219,14 @@ const ONLY_IN_POSTGRES: Record<string, string> = {
     "each ledger append's entries per agency and day, appended, folded into ledger_entry_day_counts by the upkeep (decision 248)",
   ledger_unpaired_versions:
     'the later versions appended that the upkeep has not yet paired with an older version of their posting (decision 248)',
+  ledger_day_figures:
+    "the dashboard overview's figures of each agency's postings per day, worked out again from the ledger when the upkeep folds a day's appended counts; SQLite's one writer keeps them in ledger_day_counts (decision 251)",
 };
 
 /** Tables SQLite has on purpose and PostgreSQL does not, and why. */
 const ONLY_IN_SQLITE: Record<string, string> = {
   ledger_day_counts:
-    "the zakat report's per-day counts of latest versions, kept in place by SQLite's one writer; PostgreSQL counts each append's entries and later versions apart, paired by the upkeep (decisions 234, 248)",
+    "the zakat report's per-day counts of latest versions and the overview's figures, kept in place by SQLite's one writer; PostgreSQL counts each append's entries and later versions apart, paired by the upkeep, and figures a day when it folds (decisions 234, 248, 251)",
   callback_counts:
     "each agency's callbacks by state, so the dashboard's callbacks page never counts an agency's history on SQLite's one thread; PostgreSQL appends count rows instead (decisions 239, 245)",
 };

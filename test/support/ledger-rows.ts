@@ -1,11 +1,13 @@
 /** Ledger entries written straight into a store, each with the normalised version it points at. */
 
-/** One entry: its agency (sink), posting, version, business day, amount and exception codes. */
+/** One entry: its agency (sink), posting, version, business day, status, amount and exception codes. */
 export interface LedgerRow {
   sink: string;
   postingId: number;
   version: number;
   day: string;
+  /** The bank's status; 'success' unless given. */
+  status?: 'success' | 'pending' | 'failed';
   amountSen: number;
   /** The codes as the ledger keeps them (a JSON array); none unless given. */
   exceptions?: string;
@@ -20,12 +22,14 @@ export function ledgerRowsSql(engine: string, rows: readonly LedgerRow[]): strin
   const normalised = rows.map(
     (
       e,
-    ) => `(${e.postingId}, ${e.version}, 'b', '${e.sink}', 'Z${e.postingId}', 'BANK', 'success', ${e.amountSen},
+    ) => `(${e.postingId}, ${e.version}, 'b', '${e.sink}', 'Z${e.postingId}', 'BANK', '${e.status ?? 'success'}', ${e.amountSen},
       'Nur', 'n@example.my', '2026-11-20T01:00:00.000Z', '${e.day}', '${e.day}', '${e.exceptions ?? '[]'}',
       '2026-11-20T01:00:00.000Z')`,
   );
   const ledger = rows.map(
-    (e) => `('${e.sink}', ${e.postingId}, ${e.version}, '${e.day}', '${e.day}', 0, 'success', ${e.amountSen},
+    (
+      e,
+    ) => `('${e.sink}', ${e.postingId}, ${e.version}, '${e.day}', '${e.day}', 0, '${e.status ?? 'success'}', ${e.amountSen},
       '${e.exceptions ?? '[]'}', '2026-11-20T01:00:00.000Z', '2026-11-20T01:00:00.000Z')`,
   );
   return `${engine === 'sqlite' ? 'PRAGMA foreign_keys = OFF;' : ''}

@@ -184,19 +184,16 @@ export function sqliteDashboardReads(db: Db): SqliteDashboardReads {
      ORDER BY created_at, order_no LIMIT @limit`,
   );
 
-  // Bank postings per day from the ledger (latest versions); checkout payments per UTC+8 day of creation,
-  // counted once the acquirer was involved (an order nobody took to the bank is not a transaction).
+  // Bank postings per day from the ledger's day figures (latest versions, kept by its triggers: decision
+  // 251); checkout payments per UTC+8 day of creation, counted once the acquirer was involved (an order
+  // nobody took to the bank is not a transaction).
   const ledgerDays = db.prepare<
     { agency: string; firstDay: string; lastDay: string },
     { day: string; count: number; sumSen: number; pending: number; failed: number; exceptions: number }
   >(
-    `SELECT l.business_date AS day,
-       sum(l.status = 'success') AS count, sum(CASE WHEN l.status = 'success' THEN l.amount_sen ELSE 0 END) AS sumSen,
-       sum(l.status = 'pending') AS pending, sum(l.status = 'failed') AS failed,
-       sum(l.exceptions <> '[]') AS exceptions
-     FROM ledger_entries l
-     WHERE ${LATEST}
-     GROUP BY l.business_date`,
+    `SELECT business_date AS day, success_n AS count, success_sen AS sumSen, pending_n AS pending,
+       failed_n AS failed, flagged_n AS exceptions
+     FROM ledger_day_counts WHERE sink = @agency AND business_date BETWEEN @firstDay AND @lastDay`,
   );
   const paymentDays = db.prepare<
     { agency: string; from: string; to: string },
