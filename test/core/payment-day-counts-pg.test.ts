@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { newOrder } from '../support/orders.ts';
+import { newOrder, payOrder } from '../support/orders.ts';
 import { storeWithTwoSessions } from '../support/pg-stores.ts';
 
 const AT = '2026-11-20T02:00:00.000Z';
@@ -45,4 +45,24 @@ test('a payment in flight holds nothing another payment of its agency and day wa
   assert.equal(counts?.n, 3, 'held in payment_day_counts');
   const left = await second.query('SELECT 1 FROM payment_day_count_deltas');
   assert.equal(left.rowCount, 0, 'nothing left to fold');
+});
+
+// A fold that holds only a payment's leaving of a count (-1: the order was created before the last fold and
+// settled since) failed on the counts' n >= 0, and so did every fold after it: the appended rows piled up.
+test('a fold after a payment settles adds its -1 to the counted row (postgresql)', async (t) => {
+  const { store, second } = await storeWithTwoSessions(t);
+  await store.agencies.create({ code: 'LZS', name: 'Agency LZS', apiKey: 'key-LZS', now: new Date() });
+  await store.orders.createOrder(newOrder('FOLDED', { agencyCode: 'LZS', at: AT }));
+  assert.equal(await store.orders.foldDayCounts(), 1);
+  await payOrder(store.orders, 'FOLDED', AT);
+  assert.ok((await store.orders.foldDayCounts()) >= 4, 'the start and the settlement folded');
+  const counts = await second.query<{ approved: number; method: string; n: number }>(
+    `SELECT approved, method, n FROM payment_day_counts WHERE agency_code = 'LZS' ORDER BY approved, method`,
+  );
+  // Started and settled in one fold: its pending FPX row came and went, and is not written at all.
+  assert.deepEqual(counts.rows, [
+    { approved: 0, method: '', n: 0 },
+    { approved: 1, method: 'fpx', n: 1 },
+  ]);
+  assert.equal((await second.query('SELECT 1 FROM payment_day_count_deltas')).rowCount, 0, 'nothing left');
 });

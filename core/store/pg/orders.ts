@@ -31,20 +31,37 @@ const BY_ORDER = statement(`SELECT ${ORDER_COLUMNS} FROM payments WHERE order_no
  * The payment day counts as they stand, to be summed: the folded counts and the rows the payments appended
  * since (decision 246). A FROM item with the columns agency_code, day, approved, method, n.
  */
-export const PAYMENT_DAY_COUNTS_NOW = `(SELECT agency_code, day, approved, method, n FROM payment_day_counts
-   UNION ALL SELECT agency_code, day, approved, method, n FROM payment_day_count_deltas) counts`;
+export const PAYMENT_DAY_COUNTS_NOW = `(
+   SELECT agency_code, day, approved, method, n, sum_sen, failed_n, started_n FROM payment_day_counts
+   UNION ALL
+   SELECT agency_code, day, approved, method, n, sum_sen, failed_n, started_n FROM payment_day_count_deltas
+ ) counts`;
 // The day-count rows as they are now, added into payment_day_counts (decision 246), in one statement: only
 // the rows this statement's snapshot sees are deleted, rows appended meanwhile wait for the next fold. Only
 // the fold updates payment_day_counts, one process at a time (the advisory lock; the others skip).
+// A key already counted is updated and only a new key inserted: a row offered for insert is checked
+// (n >= 0) before its conflict is found, and a fold often holds only a payment's -1 for a key (the payment
+// was created before the last fold and settled since), which failed every fold from then on.
 const FOLD_DAY_COUNTS = statement(
   `WITH folding AS MATERIALIZED (SELECT pg_try_advisory_xact_lock($1) AS mine),
    gone AS (
      DELETE FROM payment_day_count_deltas WHERE (SELECT mine FROM folding)
-     RETURNING agency_code, day, approved, method, n
-   ), folded AS (
-     INSERT INTO payment_day_counts (agency_code, day, approved, method, n)
-     SELECT agency_code, day, approved, method, sum(n) FROM gone GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0
-     ON CONFLICT (agency_code, day, approved, method) DO UPDATE SET n = payment_day_counts.n + excluded.n
+     RETURNING agency_code, day, approved, method, n, sum_sen, failed_n, started_n
+   ), sums AS MATERIALIZED (
+     SELECT agency_code, day, approved, method, sum(n) AS n, sum(sum_sen) AS sum_sen, sum(failed_n) AS failed_n,
+       sum(started_n) AS started_n
+     FROM gone GROUP BY 1, 2, 3, 4
+     HAVING sum(n) <> 0 OR sum(sum_sen) <> 0 OR sum(failed_n) <> 0 OR sum(started_n) <> 0
+   ), updated AS (
+     UPDATE payment_day_counts c SET n = c.n + s.n, sum_sen = c.sum_sen + s.sum_sen,
+       failed_n = c.failed_n + s.failed_n, started_n = c.started_n + s.started_n
+     FROM sums s
+     WHERE c.agency_code = s.agency_code AND c.day = s.day AND c.approved = s.approved AND c.method = s.method
+   ), inserted AS (
+     INSERT INTO payment_day_counts (agency_code, day, approved, method, n, sum_sen, failed_n, started_n)
+     SELECT * FROM sums s WHERE NOT EXISTS (
+       SELECT 1 FROM payment_day_counts c
+       WHERE c.agency_code = s.agency_code AND c.day = s.day AND c.approved = s.approved AND c.method = s.method)
    )
    SELECT count(*)::int AS n FROM gone`,
 );

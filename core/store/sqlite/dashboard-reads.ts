@@ -184,9 +184,9 @@ export function sqliteDashboardReads(db: Db): SqliteDashboardReads {
      ORDER BY created_at, order_no LIMIT @limit`,
   );
 
-  // Bank postings per day from the ledger's day figures (latest versions, kept by its triggers: decision
-  // 251); checkout payments per UTC+8 day of creation, counted once the acquirer was involved (an order
-  // nobody took to the bank is not a transaction).
+  // Bank postings per day from the ledger's day figures (latest versions), checkout payments per UTC+8 day
+  // of creation from their day counts, both kept by triggers (decision 251); a pending payment counts once
+  // the acquirer was involved (an order nobody took to the bank is not a transaction).
   const ledgerDays = db.prepare<
     { agency: string; firstDay: string; lastDay: string },
     { day: string; count: number; sumSen: number; pending: number; failed: number; exceptions: number }
@@ -196,14 +196,14 @@ export function sqliteDashboardReads(db: Db): SqliteDashboardReads {
      FROM ledger_day_counts WHERE sink = @agency AND business_date BETWEEN @firstDay AND @lastDay`,
   );
   const paymentDays = db.prepare<
-    { agency: string; from: string; to: string },
+    { agency: string; firstDay: string; lastDay: string },
     { day: string; count: number; sumSen: number; pending: number; failed: number }
   >(
-    `SELECT date(created_at, '+8 hours') AS day,
-       sum(status = 'success') AS count, sum(CASE WHEN status = 'success' THEN amount_sen ELSE 0 END) AS sumSen,
-       sum(status = 'pending' AND acquirer_ref IS NOT NULL) AS pending, sum(status = 'failed') AS failed
-     FROM payments WHERE agency_code = @agency AND created_at >= @from AND created_at < @to
-     GROUP BY 1`,
+    `SELECT day, sum(CASE WHEN approved = 1 THEN n ELSE 0 END) AS count,
+       sum(CASE WHEN approved = 1 THEN sum_sen ELSE 0 END) AS sumSen, sum(started_n) AS pending,
+       sum(failed_n) AS failed
+     FROM payment_day_counts WHERE agency_code = @agency AND day BETWEEN @firstDay AND @lastDay
+     GROUP BY day`,
   );
   // From the agency's callback counts (decision 239), not a count of its callbacks.
   const callbacksFailing = db.prepare<{ agency: string }, { n: number }>(
@@ -329,8 +329,7 @@ export function sqliteDashboardReads(db: Db): SqliteDashboardReads {
           const figures = byDay.get(row.day);
           if (figures) figures.exceptions += row.exceptions;
         }
-        for (const row of paymentDays.all({ agency, from: klDayStartUtc(firstDay), to: endOf(lastDay) }))
-          add(row);
+        for (const row of paymentDays.all({ agency, firstDay, lastDay })) add(row);
         const nightly = lastNightly.get({ agency, jobPrefix: JOB_PREFIX });
         return {
           days: [...byDay.values()],
