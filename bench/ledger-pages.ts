@@ -9,6 +9,8 @@
  * this process, through the store's own calls (no HTTP: bench:reports times the HTTP side of pages):
  * - the zakat report's 100-row page over the year, first, middle and last;
  * - the dashboard's postings page filtered by `code=any`, and the code filter's list of codes;
+ * - the dashboard's overview of 30 days (decision 251), beside "naive overview", what it cost before the
+ *   day figures: the 30 days' latest versions summed by day;
  * - the baseline, in the same run: a read of 100 entries of the ledger by their key (the cheapest read
  *   there is), and "naive", what a page cost before the day counts: a count of the year's latest versions
  *   plus the page by OFFSET (run a few times only: it takes seconds).
@@ -164,15 +166,28 @@ async function measure(engine: Engine, entries: number): Promise<string[][]> {
     await engine.sql(`SELECT l.posting_id ${latest} ORDER BY l.business_date, l.posting_id
       LIMIT ${PAGE} OFFSET ${Math.floor(lastOffset / 2)}`);
   });
-  const rows: [string, Timing][] = [
-    ['zakat page, first', await time(REPEATS, () => store.zakatReport.page({ ...year, offset: 0 }))],
+  const month = { first: '2026-06-01', last: '2026-06-30' };
+  const naiveOverview = await time(NAIVE_REPEATS, () =>
+    engine.sql(`SELECT l.business_date, count(*), sum(l.amount_sen) FROM ledger_entries l
+      WHERE l.sink = 'LZS' AND l.business_date BETWEEN '${month.first}' AND '${month.last}'
+        AND ${LATEST_IN_LEDGER}
+      GROUP BY l.business_date`),
+  );
+  // Each scenario with the naive read it replaced.
+  const rows: [string, Timing, Timing][] = [
+    ['zakat page, first', await time(REPEATS, () => store.zakatReport.page({ ...year, offset: 0 })), naive],
     [
       'zakat page, middle',
       await time(REPEATS, () =>
         store.zakatReport.page({ ...year, offset: Math.floor(lastOffset / PAGE / 2) * PAGE }),
       ),
+      naive,
     ],
-    ['zakat page, last', await time(REPEATS, () => store.zakatReport.page({ ...year, offset: lastOffset }))],
+    [
+      'zakat page, last',
+      await time(REPEATS, () => store.zakatReport.page({ ...year, offset: lastOffset })),
+      naive,
+    ],
     [
       'postings page, code=any',
       await time(REPEATS, () =>
@@ -182,21 +197,28 @@ async function measure(engine: Engine, entries: number): Promise<string[][]> {
           0,
         ),
       ),
+      naive,
     ],
     [
       'the code list',
       await time(REPEATS, () =>
         store.dashboardReads.postingCodes({ agency: 'LZS', firstDay: FIRST, lastDay: LAST }),
       ),
+      naive,
+    ],
+    [
+      'overview, 30 days',
+      await time(REPEATS, () => store.dashboardReads.overview('LZS', month.first, month.last)),
+      naiveOverview,
     ],
   ];
   return [
-    ...rows.map(([scenario, t]) => [
+    ...rows.map(([scenario, t, before]) => [
       `${engine.name}: ${scenario}`,
       fmtMs(t.p50),
       fmtMs(t.p99),
       fmtRatio(t.p50 / raw.p50),
-      fmtRatio(naive.p50 / t.p50),
+      fmtRatio(before.p50 / t.p50),
     ]),
     [`${engine.name}: baseline, 100 entries by key`, fmtMs(raw.p50), fmtMs(raw.p99), '1.0', '-'],
     [
@@ -204,6 +226,13 @@ async function measure(engine: Engine, entries: number): Promise<string[][]> {
       fmtMs(naive.p50),
       fmtMs(naive.p99),
       fmtRatio(naive.p50 / raw.p50),
+      '1.0',
+    ],
+    [
+      `${engine.name}: naive overview (30 days summed)`,
+      fmtMs(naiveOverview.p50),
+      fmtMs(naiveOverview.p99),
+      fmtRatio(naiveOverview.p50 / raw.p50),
       '1.0',
     ],
     [`${engine.name}: postings in the year`, fmtInt(total), `of ${fmtInt(entries)} entries`, '', ''],
@@ -223,6 +252,9 @@ async function main(): Promise<void> {
   }
   console.log(table(['scenario', 'p50 ms', 'p99 ms', '/ baseline p50', 'naive / this'], rows));
   console.log('baseline: 100 entries of one day read by key on the same engine, in the same run');
+  console.log(
+    'naive / this: the read each scenario replaced (the naive page, or the naive overview) over it',
+  );
 }
 
 await main();
