@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import type { Store, ZakatReportRow } from '../../core/store/index.ts';
-import { onBothEngines, onPostgres, type EngineStore } from '../support/engines.ts';
-import { ledgerRowsSql, type LedgerRow } from '../support/ledger-rows.ts';
+import { onBothEngines, onPostgres } from '../support/engines.ts';
+import { appendFirstVersionsLate, ledgerRowsSql, type LedgerRow } from '../support/ledger-rows.ts';
 import { storeWithTwoSessions } from '../support/pg-stores.ts';
 
 const DAYS = ['2026-11-18', '2026-11-19', '2026-11-20', '2026-11-21'];
@@ -25,21 +25,6 @@ function ledger(): LedgerRow[] {
     for (const version of versions) rows.push({ sink, postingId: posting, version, day, amountSen: 100 });
   }
   return rows;
-}
-
-/**
- * The ledger appended in two statements: the second brings the first versions of postings whose second
- * version the first already had (a batch's ledger job run after a later one's).
- */
-async function append(store: EngineStore, rows: readonly LedgerRow[]): Promise<void> {
-  const late = (r: LedgerRow) => r.postingId % 7 === 0 && r.postingId % 5 !== 0 && r.version === 1;
-  await store.write(
-    ledgerRowsSql(
-      store.engine,
-      rows.filter((r) => !late(r)),
-    ),
-  );
-  await store.write(ledgerRowsSql(store.engine, rows.filter(late)));
 }
 
 /** The model: each (agency, posting) once, at its latest version, in report order. */
@@ -101,7 +86,7 @@ onBothEngines(
   'pages over the ledger are the model at any depth, versions in any order',
   async (_t, store) => {
     const rows = ledger();
-    await append(store, rows);
+    await appendFirstVersionsLate(store, rows);
     await assertPagesExact(store, rows, 'after the appends');
     const folded = await store.ledger.foldDayCounts();
     // SQLite keeps its counts in place; PostgreSQL folds what the appends wrote and the pairing added.
@@ -139,7 +124,7 @@ onPostgres('an upgraded PostgreSQL installation counts the ledger it already had
   await store.write(`DROP TABLE ledger_entry_day_counts, ledger_entry_day_count_deltas, ledger_unpaired_versions;
     DROP FUNCTION ledger_entries_count_added() CASCADE;
     DROP TRIGGER ledger_entries_kept ON ledger_entries; DROP TRIGGER ledger_entries_keyed ON ledger_entries;`);
-  await append(store, rows);
+  await appendFirstVersionsLate(store, rows);
   await store.write(
     readFileSync(
       new URL('../../core/store/pg/migrations/029_ledger_entry_day_counts.sql', import.meta.url),
@@ -194,7 +179,7 @@ test('versions of one posting appended by two sessions at once count it once (po
 // The total comes from the counts, not from a count of the range's entries: counts changed by hand show.
 onBothEngines('a page takes its total from the day counts', async (_t, store) => {
   const rows = ledger();
-  await append(store, rows);
+  await appendFirstVersionsLate(store, rows);
   await store.ledger.foldDayCounts();
   const counts = store.engine === 'sqlite' ? 'ledger_day_counts' : 'ledger_entry_day_counts';
   await store.write(`UPDATE ${counts} SET n = n + 1000 WHERE sink = 'LZS' AND business_date = '${DAYS[1]}'`);

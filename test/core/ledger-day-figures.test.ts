@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import type { DayFigures, Store } from '../../core/store/index.ts';
-import { onBothEngines, onPostgres, type EngineStore } from '../support/engines.ts';
-import { ledgerRowsSql, type LedgerRow } from '../support/ledger-rows.ts';
+import { onBothEngines, onPostgres } from '../support/engines.ts';
+import { appendFirstVersionsLate, ledgerRowsSql, type LedgerRow } from '../support/ledger-rows.ts';
 import { storeWithTwoSessions } from '../support/pg-stores.ts';
 
 const DAYS = ['2026-11-18', '2026-11-19', '2026-11-20', '2026-11-21'];
@@ -44,18 +44,6 @@ function ledger(): LedgerRow[] {
     });
   }
   return rows;
-}
-
-/** Two statements: the second brings first versions whose second the first already had. */
-async function append(store: EngineStore, rows: readonly LedgerRow[]): Promise<void> {
-  const late = (r: LedgerRow) => r.postingId % 7 === 0 && r.postingId % 5 !== 0 && r.version === 1;
-  await store.write(
-    ledgerRowsSql(
-      store.engine,
-      rows.filter((r) => !late(r)),
-    ),
-  );
-  await store.write(ledgerRowsSql(store.engine, rows.filter(late)));
 }
 
 /** The model: each day of the range, its postings at their latest version in the agency's ledger. */
@@ -97,7 +85,7 @@ onBothEngines('the overview is the model on every day, versions in any order', a
     expected(rows, 'LZS', DAYS[0]!, DAYS[3]!).every((d) => d.collected.count && d.pending && d.exceptions),
     'every day of the model has payments, pending postings and codes to get wrong',
   );
-  await append(store, rows);
+  await appendFirstVersionsLate(store, rows);
   await assertOverviewExact(store, rows, 'after the appends');
   await store.ledger.foldDayCounts();
   await assertOverviewExact(store, rows, 'after a fold');
@@ -133,7 +121,7 @@ onBothEngines('the overview is the model on every day, versions in any order', a
 // there do not show until the upkeep has recomputed them.
 onBothEngines('a day folded is read from its stored figures', async (_t, store) => {
   const rows = ledger();
-  await append(store, rows);
+  await appendFirstVersionsLate(store, rows);
   await store.ledger.foldDayCounts();
   const figures = store.engine === 'sqlite' ? 'ledger_day_counts' : 'ledger_day_figures';
   const bump = `UPDATE ${figures} SET success_n = success_n + 1000, success_sen = success_sen + 7
@@ -182,7 +170,7 @@ test('versions of one posting appended by two sessions at once (postgresql)', as
 // SQLite's migration 030 and PostgreSQL's 031 figure the ledger an installation already holds.
 onBothEngines('an upgraded installation figures the ledger it already had', async (_t, store) => {
   const rows = ledger();
-  await append(store, rows);
+  await appendFirstVersionsLate(store, rows);
   await store.ledger.foldDayCounts();
   if (store.engine === 'postgresql') {
     await store.write(`DROP TABLE ledger_day_figures; DROP FUNCTION ledger_day_figures_refresh() CASCADE;`);
@@ -209,7 +197,7 @@ onBothEngines('an upgraded installation figures the ledger it already had', asyn
 
 // Kept honest: the PostgreSQL figures are where the test above looks for them.
 onPostgres('the figures table holds a row for each agency and day folded', async (_t, store) => {
-  await append(store, ledger());
+  await appendFirstVersionsLate(store, ledger());
   await store.ledger.foldDayCounts();
   const rows = await store.sql<{ n: string }>('SELECT count(*) AS n FROM ledger_day_figures');
   assert.equal(Number(rows[0]?.n), 8);
