@@ -110,8 +110,6 @@ const CODES = statement(
    WHERE ${LATEST} AND l.exceptions <> '[]' ORDER BY 1`,
 );
 
-// Bank postings per day from the ledger (latest versions); checkout payments per UTC+8 day of creation,
-// counted once the acquirer was involved (an order nobody took to the bank is not a transaction).
 // A day's postings per status from its stored figures (decision 251), except the days whose appended counts
 // the upkeep has not folded yet (in a live deployment, today): those are read from the ledger itself. One
 // statement, so one snapshot: a day not folded in it is read whole from the ledger, a day folded whole from

@@ -29,7 +29,8 @@ export const ORDER_COLUMNS = `order_no AS "orderNo", agency_code AS "agencyCode"
 const BY_ORDER = statement(`SELECT ${ORDER_COLUMNS} FROM payments WHERE order_no = $1`);
 /**
  * The payment day counts as they stand, to be summed: the folded counts and the rows the payments appended
- * since (decision 246). A FROM item with the columns agency_code, day, approved, method, n.
+ * since (decision 246). A FROM item with the columns agency_code, day, approved, method, n, and the
+ * overview's sum_sen, failed_n and started_n (decision 251).
  */
 export const PAYMENT_DAY_COUNTS_NOW = `(
    SELECT agency_code, day, approved, method, n, sum_sen, failed_n, started_n FROM payment_day_counts
