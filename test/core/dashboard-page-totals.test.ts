@@ -7,19 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { onBothEngines, onSqlite } from '../support/engines.ts';
-import { newOrder, payOrder, startPayment } from '../support/orders.ts';
+import { AROUND_KL_MIDNIGHT, newOrder, payOrder, startPayment } from '../support/orders.ts';
+import { businessDate } from '../../core/time.ts';
 import { PAYMENT_TOTAL_SQL } from '../../core/store/sqlite/dashboard-reads.ts';
 import { ledgerRowsSql } from '../support/ledger-rows.ts';
 
-// Instants on either side of Kuala Lumpur's midnight (UTC+8): 2026-11-19T16:00Z is the 20th there.
-const INSTANTS = [
-  '2026-11-19T15:59:59.000Z',
-  '2026-11-19T16:00:00.000Z',
-  '2026-11-20T02:00:00.000Z',
-  '2026-11-20T15:59:59.999Z',
-  '2026-11-20T16:00:00.000Z',
-  '2026-11-22T01:00:00.000Z',
-];
+const INSTANTS = [...AROUND_KL_MIDNIGHT, '2026-11-22T01:00:00.000Z'];
 
 onBothEngines('the payments page total is the count of the rows, under every filter', async (_t, store) => {
   await store.addAgency('LZS');
@@ -54,7 +47,7 @@ onBothEngines('the payments page total is the count of the rows, under every fil
       made.some((m) => m.agency === 'LZS' && m.method === method),
       method,
     );
-  const kl = (at: string) => new Date(Date.parse(at) + 8 * 3600_000).toISOString().slice(0, 10);
+  const kl = (at: string) => businessDate(new Date(at));
   const ranges: [string, string][] = [
     ['2026-11-19', '2026-11-19'],
     ['2026-11-20', '2026-11-20'],

@@ -9,16 +9,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { DayFigures } from '../../core/store/index.ts';
 import { onBothEngines, type EngineStore } from '../support/engines.ts';
-import { newOrder, payOrder, startPayment } from '../support/orders.ts';
+import { AROUND_KL_MIDNIGHT, newOrder, payOrder, startPayment } from '../support/orders.ts';
+import { businessDate } from '../../core/time.ts';
 
-// Instants on either side of Kuala Lumpur's midnight (UTC+8): 2026-11-19T16:00Z is the 20th there.
-const INSTANTS = [
-  '2026-11-19T15:59:59.000Z',
-  '2026-11-19T16:00:00.000Z',
-  '2026-11-20T02:00:00.000Z',
-  '2026-11-20T15:59:59.999Z',
-  '2026-11-20T16:00:00.000Z',
-];
+const INSTANTS = AROUND_KL_MIDNIGHT;
 const DAYS = ['2026-11-19', '2026-11-20', '2026-11-21'];
 type State = 'unpaid' | 'started' | 'success' | 'failed';
 interface Made {
@@ -29,7 +23,7 @@ interface Made {
   amountSen: number;
 }
 
-const kl = (at: string) => new Date(Date.parse(at) + 8 * 3600_000).toISOString().slice(0, 10);
+const kl = (at: string) => businessDate(new Date(at));
 
 /** Orders of LZS and PPZ at each instant in every state a payment can rest in. */
 async function makePayments(store: EngineStore): Promise<Made[]> {

@@ -10,6 +10,15 @@ import type {
   Store,
 } from '../../core/store/index.ts';
 
+/** Instants on either side of Kuala Lumpur's midnight (UTC+8): 2026-11-19T16:00Z is the 20th there. */
+export const AROUND_KL_MIDNIGHT = [
+  '2026-11-19T15:59:59.000Z',
+  '2026-11-19T16:00:00.000Z',
+  '2026-11-20T02:00:00.000Z',
+  '2026-11-20T15:59:59.999Z',
+  '2026-11-20T16:00:00.000Z',
+] as const;
+
 /** The instant the store tests' orders are made at. */
 export const ORDER_AT = '2026-11-20T02:00:00.000Z';
 

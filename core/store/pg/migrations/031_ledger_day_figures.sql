@@ -47,8 +47,9 @@ END $$;
 CREATE TRIGGER ledger_day_figures_refreshed AFTER DELETE ON ledger_entry_day_count_deltas
   REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION ledger_day_figures_refresh();
 
--- The ledger an installation holds, figured once. A day with appended counts is read from the ledger until
--- they are folded, so appends committed after this snapshot leave nothing wrong.
+-- The ledger an installation holds, figured once. The trigger created above locks the appended counts'
+-- table until this migration commits, so the ledger's appends (whose trigger writes there) and the folds
+-- wait for it: no entry lands, and no appended count is deleted, between this read and the commit.
 INSERT INTO ledger_day_figures (sink, business_date, success_n, success_sen, pending_n, failed_n, flagged_n)
   SELECT l.sink, l.business_date, count(*) FILTER (WHERE l.status = 'success'),
     coalesce(sum(l.amount_sen) FILTER (WHERE l.status = 'success'), 0),
