@@ -17,6 +17,13 @@ export const LOCK_WAIT_MS = 5000;
  */
 export const STORE_UNREACHABLE = 'STORE_UNREACHABLE';
 
+/**
+ * The code of a statement whose connection to the database ended under it (the server crashed, restarted or
+ * failed over): the drivers give that no code either. A COMMIT lost so may have committed: every write that
+ * answers it is one a client may send again (unique keys make the second one a no-op).
+ */
+export const STORE_CONNECTION_LOST = 'STORE_CONNECTION_LOST';
+
 /** SQLite: another process held the write lock past the busy timeout; the disk is full. */
 const SQLITE_OUTAGES = ['SQLITE_BUSY', 'SQLITE_FULL'];
 
@@ -30,7 +37,7 @@ const SQLITE_OUTAGES = ['SQLITE_BUSY', 'SQLITE_FULL'];
 const PG_OUTAGE_CLASSES = ['08', '53'];
 const PG_OUTAGES = new Set(['57P01', '57P02', '57P03', '55P03', '25006']);
 
-/** The socket to PostgreSQL could not be opened, or broke; or no connection came in time. */
+/** The socket to PostgreSQL could not be opened, or broke; no connection came in time, or one was lost. */
 const SOCKET_OUTAGES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -38,6 +45,7 @@ const SOCKET_OUTAGES = new Set([
   'EPIPE',
   'EHOSTUNREACH',
   STORE_UNREACHABLE,
+  STORE_CONNECTION_LOST,
 ]);
 
 export function isStoreOutage(err: unknown): boolean {

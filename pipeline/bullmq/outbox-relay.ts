@@ -1,24 +1,38 @@
 import type { JobsOptions, Queue } from 'bullmq';
 import type { Deps } from '../../core/deps.ts';
 import type { OutboxRow } from '../../core/store/index.ts';
-import { byQueue, createPoller } from '../poller.ts';
+import { byQueue, createPoller, settlesBy } from '../poller.ts';
 import { jobOptionsFor } from '../retry.ts';
 import { openQueues, REDIS_STOP_WAIT_MS } from './queues.ts';
 
 const ROWS_PER_LOOK = 500;
 
+/**
+ * How long a hand-over waits on a Redis that takes commands and does not answer them before it counts it as
+ * down. BullMQ would wait for ever (taskforcesh/bullmq#4656), and the store holds the rows meanwhile: on
+ * PostgreSQL in an open transaction, idle, with their row locks.
+ */
+const REDIS_ANSWER_WAIT_MS = 5000;
+
 /** The shortest time between two hand-overs that wakes ask for (decision 220). */
 const RELAY_WAKE_GAP_MS = 100;
 
+/** Redis could not take the hand-over (as opposed to the store, which the hand-over reads and marks). */
+class RedisUnreachable extends Error {}
+
 /** Rethrows `error` unless Redis answers: a queue that refuses a job is told apart from a Redis that is down. */
 async function stillReachable(queue: Queue, error: unknown): Promise<void> {
-  await queue.getJobCounts('wait').catch(() => Promise.reject(error as Error));
+  await queue
+    .getJobCounts('wait')
+    .catch(() => Promise.reject(new RedisUnreachable('redis does not answer', { cause: error })));
 }
 
 /**
  * Moves outbox rows to BullMQ with their deterministic job ids, then marks them sent; relays of several
- * workers never take the same row. With Redis down the rows wait; when it returns they flow. A crash between add and mark re-adds a job id BullMQ already has,
- * which it ignores (and the job converges if it ran anyway): nothing lost, nothing doubled.
+ * workers never take the same row. With Redis down the rows wait, and the relay says so once (and which of
+ * Redis and the store it cannot reach); when it returns they flow. A crash between add and mark re-adds a
+ * job id BullMQ already has, which it ignores (and the job converges if it ran anyway): nothing lost,
+ * nothing doubled.
  */
 export function createOutboxRelay(
   deps: Deps,
@@ -31,7 +45,38 @@ export function createOutboxRelay(
 ) {
   const log = deps.logger.child({ component: 'bull-relay' });
   const queues = openQueues(deps);
-  let redisDown = false;
+  /** What stops the hand-over now, said once when it starts and once when it ends. */
+  let down: 'redis' | 'store' | undefined;
+
+  /** Adds the rows' jobs to their queues; the rows a queue refused for good, with why. */
+  async function send(rows: readonly OutboxRow[]): Promise<Map<number, string>> {
+    const refused = new Map<number, string>();
+    for (const [name, queueRows] of byQueue(rows)) {
+      const queue = queues.get(name);
+      const jobOf = (row: OutboxRow) => ({
+        name,
+        data: JSON.parse(row.payload) as unknown,
+        opts: { ...(options.jobOptions ?? jobOptionsFor(deps.config, name)), jobId: row.jobId },
+      });
+      try {
+        await queue.addBulk(queueRows.map(jobOf));
+      } catch (bulkError: unknown) {
+        // One job BullMQ refuses (an id it cannot take) fails the whole bulk: find it, so that it fails
+        // alone and the rows behind it flow. A Redis that is down fails the look instead: nothing marked.
+        await stillReachable(queue, bulkError);
+        for (const row of queueRows) {
+          const job = jobOf(row);
+          await queue.add(name, job.data, job.opts).catch(async (err: unknown) => {
+            await stillReachable(queue, err);
+            const why = err instanceof Error ? err.message : String(err);
+            log.error({ queue: name, job_id: row.jobId, err }, 'the queue refused a job: failed for good');
+            refused.set(row.id, why);
+          });
+        }
+      }
+    }
+    return refused;
+  }
 
   async function handOver(): Promise<number> {
     // The store hands each row to one relay only, however many workers run this (docs/pipeline.md).
@@ -39,35 +84,15 @@ export function createOutboxRelay(
       ROWS_PER_LOOK,
       deps.clock.now(),
       async (rows) => {
-        const refused = new Map<number, string>();
-        for (const [name, queueRows] of byQueue(rows)) {
-          const queue = queues.get(name);
-          const jobOf = (row: OutboxRow) => ({
-            name,
-            data: JSON.parse(row.payload) as unknown,
-            opts: { ...(options.jobOptions ?? jobOptionsFor(deps.config, name)), jobId: row.jobId },
-          });
-          try {
-            await queue.addBulk(queueRows.map(jobOf));
-          } catch (bulkError) {
-            // One job BullMQ refuses (an id it cannot take) fails the whole bulk: find it, so that it fails
-            // alone and the rows behind it flow. A Redis that is down fails the look instead: nothing marked.
-            await stillReachable(queue, bulkError);
-            for (const row of queueRows) {
-              const job = jobOf(row);
-              await queue.add(name, job.data, job.opts).catch(async (err: unknown) => {
-                await stillReachable(queue, err);
-                const why = err instanceof Error ? err.message : String(err);
-                log.error(
-                  { queue: name, job_id: row.jobId, err },
-                  'the queue refused a job: failed for good',
-                );
-                refused.set(row.id, why);
-              });
-            }
-          }
+        // A Redis known to be down is not asked: the rows stay in the outbox, and the store lets go of them.
+        if (!queues.connected()) throw new RedisUnreachable('the connection to redis is down');
+        const sending = send(rows);
+        if (!(await settlesBy(sending, Date.now() + REDIS_ANSWER_WAIT_MS))) {
+          // Left to finish on its own: a job it adds later is added again by the next hand-over, and ignored.
+          sending.catch(() => undefined);
+          throw new RedisUnreachable(`redis did not answer within ${REDIS_ANSWER_WAIT_MS} ms`);
         }
-        return refused;
+        return sending;
       },
       options.except,
     );
@@ -77,13 +102,19 @@ export function createOutboxRelay(
     () =>
       handOver().then(
         (n) => {
-          if (redisDown) log.info('redis is back: the outbox flows again');
-          redisDown = false;
+          if (down === 'redis') log.info('redis is back: the outbox flows again');
+          if (down === 'store') log.info('the store answers again: the outbox flows again');
+          down = undefined;
           return { more: n === ROWS_PER_LOOK };
         },
         (err: unknown) => {
-          if (!redisDown) log.warn({ err }, 'cannot reach redis: postings wait in the outbox');
-          redisDown = true;
+          // Which one is down decides where ops look first: a PostgreSQL outage is not a Redis one.
+          const now = err instanceof RedisUnreachable ? 'redis' : 'store';
+          if (down !== now && now === 'redis')
+            log.warn({ err }, 'cannot reach redis: postings wait in the outbox');
+          if (down !== now && now === 'store')
+            log.warn({ err }, 'cannot read the outbox from the store: postings wait in it');
+          down = now;
           return { more: false };
         },
       ),

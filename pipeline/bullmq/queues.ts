@@ -42,11 +42,19 @@ export function readQueueCounts(
   );
 }
 
+/** ioredis's states of a connection that was lost and not yet made again. */
+const LOST_STATES = new Set(['close', 'reconnecting', 'end']);
+
 /**
  * Queues for adding jobs. Their connection fails fast while Redis is down (no offline queue), so the relay
  * notices at once and leaves the rows in the outbox.
  */
-export function openQueues(deps: Deps): { get(name: string): Queue; close(until?: number): Promise<void> } {
+export function openQueues(deps: Deps): {
+  get(name: string): Queue;
+  /** False once the connection to Redis was lost (reconnecting or ended): a command now would only wait. */
+  connected(): boolean;
+  close(until?: number): Promise<void>;
+} {
   const connection = new Redis(redisUrlOf(deps), { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   connection.on('error', () => undefined); // reported by the failing calls themselves
   const queues = new Map<string, Queue>();
@@ -60,6 +68,7 @@ export function openQueues(deps: Deps): { get(name: string): Queue; close(until?
       }
       return queue;
     },
+    connected: () => !LOST_STATES.has(connection.status),
     /** Closes the queues, waiting on Redis until `until` (epoch ms) at most. */
     async close(until = Date.now() + REDIS_STOP_WAIT_MS) {
       await settlesBy(Promise.all([...queues.values()].map((q) => q.close())), until);

@@ -19,6 +19,7 @@ import { startSmtp } from '../support/smtp.ts';
 import {
   complaints,
   killHard,
+  payAcross,
   pipelineState,
   queryRows,
   startMachine,
@@ -27,39 +28,11 @@ import {
 } from '../support/many-machines.ts';
 import { runCli } from './processes.ts';
 import { LZS_KEY, startMerchant } from '../support/merchant.ts';
-import { signPost, verifyCallback } from '../../core/signatures.ts';
+import { verifyCallback } from '../../core/signatures.ts';
 
 const BATCHES = 24;
 const PER_BATCH = 25;
 const ORDERS = 8;
-
-/** A checkout order made on one web process and paid (sandbox bank SBX00: paid at once) on the other. */
-async function payAcross(makeOn: string, payOn: string, returnUrl: string, nth: number): Promise<string> {
-  const made = await fetch(`${makeOn}/v2/checkout`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-    body: signPost(
-      { agency: 'LZS', refNo: `MANY-${nth}`, amount: '25.00', email: 'ali@example.my', returnUrl },
-      LZS_KEY,
-    ).body,
-  });
-  assert.equal(made.status, 201, await made.clone().text());
-  const { orderNo, checkoutUrl } = (await made.json()) as { orderNo: string; checkoutUrl: string };
-  const token = new URL(checkoutUrl, makeOn).searchParams.get('t') ?? '';
-  const paid = await fetch(`${payOn}/v2/checkout/${orderNo}/pay`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ t: token, method: 'fpx', bank: 'SBX00' }).toString(),
-    redirect: 'manual',
-  });
-  assert.equal(paid.status, 303);
-  // The payer's browser comes back to the return page, which asks the acquirer and settles the order.
-  const back = await fetch(new URL(paid.headers.get('location') ?? '', payOn), {
-    headers: { accept: 'text/html' },
-  });
-  assert.equal(back.status, 200);
-  return orderNo;
-}
 
 test('two web processes and two workers on one PostgreSQL and one Redis survive a SIGKILL each and converge once', async (t) => {
   const postgres = await startPostgres(t);

@@ -405,6 +405,39 @@ test(
   },
 );
 
+test(
+  'statements in flight when the server crashes fail as an outage (a 503 to retry, not a 500), and the pool serves again once it is back',
+  { timeout: 60_000 },
+  async (t) => {
+    const crashing = await startPostgres(t);
+    const fresh = openPgPool(crashing.url);
+    try {
+      await fresh.rows('SELECT 1');
+      const sleeping = `SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'`;
+      const inFlight = [
+        failure(fresh.rows('SELECT pg_sleep(30)')),
+        failure(fresh.transaction((tx) => tx.run('SELECT pg_sleep(30)'))),
+      ];
+      for (let waited = 0; (await fresh.row<{ n: number }>(sleeping))?.n !== 2; waited += 20) {
+        assert.ok(waited < 10_000, 'the statements never started');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      // An immediate shutdown warns each session (a WARNING, not an ERROR) and closes it: the driver's error
+      // carries no code of its own.
+      await crashing.crash();
+      for (const { err } of await Promise.all(inFlight)) {
+        assert.ok(isStoreOutage(err), `an outage, not ${String(err)}`);
+        assert.match(String(err), /connection to PostgreSQL was lost/);
+      }
+      await crashing.restart();
+      assert.deepEqual(await fresh.rows('SELECT 1 AS x'), [{ x: 1 }], 'the pool serves again');
+      assert.equal(await fresh.transaction((tx) => tx.run('SELECT 1')), 1);
+    } finally {
+      await fresh.close();
+    }
+  },
+);
+
 /** What a promise rejected with (undefined when it resolved), and after how many milliseconds. */
 async function failure(work: Promise<unknown>): Promise<{ err: unknown; ms: number }> {
   const started = Date.now();

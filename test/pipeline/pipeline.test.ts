@@ -207,6 +207,9 @@ test('[bullmq] Redis down: 1,000 postings wait in the outbox, and all reach the 
   }
   await new Promise((resolve) => setTimeout(resolve, 200)); // the relay tries, and fails, meanwhile
   assert.equal((await app.deps.store.outbox.pending(100, new Date())).length, 10, 'nothing was lost');
+  // Ops are pointed at Redis, not at the store (whose outage the relay names apart).
+  assert.match(app.logs(), /cannot reach redis: postings wait in the outbox/);
+  assert.doesNotMatch(app.logs(), /cannot read the outbox from the store/);
 
   await redis?.start();
   // No drain(): the running relay and workers must recover on their own.

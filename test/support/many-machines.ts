@@ -2,6 +2,7 @@
  * The many-machines test's cluster: web processes and workers as real child processes, all on one
  * PostgreSQL and one Redis, each with a data directory of its own (as separate machines have).
  */
+import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
@@ -9,6 +10,8 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { onCleanup, tempDir } from '../helpers.ts';
 import { startServer, startWorkerProcess, type RunningServer } from '../bin/processes.ts';
+import { signPost } from '../../core/signatures.ts';
+import { LZS_KEY } from './merchant.ts';
 
 export interface Machine {
   dir: string;
@@ -107,4 +110,37 @@ export async function pipelineState(url: string, redis: { url: string; prefix: s
   } finally {
     client.disconnect();
   }
+}
+
+/** A checkout order made on one web process and paid (sandbox bank SBX00: paid at once) on the other. */
+export async function payAcross(
+  makeOn: string,
+  payOn: string,
+  returnUrl: string,
+  nth: number,
+): Promise<string> {
+  const made = await fetch(`${makeOn}/v2/checkout`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: signPost(
+      { agency: 'LZS', refNo: `MANY-${nth}`, amount: '25.00', email: 'ali@example.my', returnUrl },
+      LZS_KEY,
+    ).body,
+  });
+  assert.equal(made.status, 201, await made.clone().text());
+  const { orderNo, checkoutUrl } = (await made.json()) as { orderNo: string; checkoutUrl: string };
+  const token = new URL(checkoutUrl, makeOn).searchParams.get('t') ?? '';
+  const paid = await fetch(`${payOn}/v2/checkout/${orderNo}/pay`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ t: token, method: 'fpx', bank: 'SBX00' }).toString(),
+    redirect: 'manual',
+  });
+  assert.equal(paid.status, 303);
+  // The payer's browser comes back to the return page, which asks the acquirer and settles the order.
+  const back = await fetch(new URL(paid.headers.get('location') ?? '', payOn), {
+    headers: { accept: 'text/html' },
+  });
+  assert.equal(back.status, 200);
+  return orderNo;
 }

@@ -25,6 +25,10 @@ export interface TestPostgres {
   /** The postmaster's pid: SIGSTOP makes a server that takes connections and never answers them. */
   pid: number;
   stop(): Promise<void>;
+  /** Stops the server as a crash does (immediate shutdown), keeping its data; `restart()` brings it back. */
+  crash(): Promise<void>;
+  /** Starts a crashed server again on the same data and port (crash recovery first), as an operator would. */
+  restart(): Promise<void>;
 }
 
 /** The uid and gid to run PostgreSQL as: ours, or the `postgres` user's when we are root. */
@@ -53,37 +57,44 @@ export async function startPostgres(t?: TestContext): Promise<TestPostgres> {
     { ...asOwner, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
   );
   const port = await freePort();
-  let child: ChildProcess | undefined = spawn(
-    path.join(BIN, 'postgres'),
-    [
-      '-D',
-      data,
-      '-p',
-      String(port),
-      '-k',
-      dir,
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'fsync=on',
-      '-c',
-      'max_connections=200',
-    ],
-    { ...asOwner, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const proc = child;
+  let child: ChildProcess | undefined;
   // A test process that dies without its cleanup must not leave a server behind.
   const onExit = () => child?.kill('SIGQUIT');
   process.once('exit', onExit);
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    proc.on('error', (err) => reject(new Error(`cannot start postgres (is it installed?): ${err.message}`)));
-    proc.stderr?.on('data', (d: Buffer) => {
-      output += d.toString();
-      if (output.includes('database system is ready to accept connections')) resolve();
+  /** Starts the postmaster on the cluster's directory and port; resolves once it takes connections. */
+  const launch = (): Promise<ChildProcess> => {
+    const proc = spawn(
+      path.join(BIN, 'postgres'),
+      [
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'fsync=on',
+        '-c',
+        'max_connections=200',
+      ],
+      { ...asOwner, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child = proc;
+    return new Promise<ChildProcess>((resolve, reject) => {
+      let output = '';
+      proc.on('error', (err) =>
+        reject(new Error(`cannot start postgres (is it installed?): ${err.message}`)),
+      );
+      proc.stderr?.on('data', (d: Buffer) => {
+        output += d.toString();
+        if (output.includes('database system is ready to accept connections')) resolve(proc);
+      });
+      proc.on('exit', (code) => reject(new Error(`postgres exited with ${code}: ${output}`)));
     });
-    proc.on('exit', (code) => reject(new Error(`postgres exited with ${code}: ${output}`)));
-  });
+  };
+  await launch();
 
   const admin = `postgres://${SUPERUSER}@127.0.0.1:${port}/postgres`;
   const createTestDatabase = async (): Promise<string> => {
@@ -118,7 +129,34 @@ export async function startPostgres(t?: TestContext): Promise<TestPostgres> {
     });
   if (t) onCleanup(t, stop);
 
+  const crash = () =>
+    new Promise<void>((resolve) => {
+      const running = child;
+      child = undefined;
+      if (!running || running.exitCode !== null || running.signalCode !== null) return resolve();
+      running.once('exit', () => resolve());
+      // Immediate shutdown: every session cut at once, no checkpoint; the next start recovers from the WAL,
+      // as after a power cut (fsync is on, so what was committed is on disk).
+      running.kill('SIGQUIT');
+    });
+  const restart = async () => {
+    if (child) throw new Error('postgres is still running');
+    await launch();
+  };
+
   const url = await createTestDatabase();
-  if (proc.pid === undefined) throw new Error('postgres has no pid');
-  return { url, createTestDatabase, pid: proc.pid, stop };
+  const pid = () => {
+    if (child?.pid === undefined) throw new Error('postgres is not running');
+    return child.pid;
+  };
+  return {
+    url,
+    createTestDatabase,
+    get pid() {
+      return pid();
+    },
+    stop,
+    crash,
+    restart,
+  };
 }

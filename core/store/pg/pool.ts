@@ -9,7 +9,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import Cursor from 'pg-cursor';
 import { finished } from 'node:stream/promises';
 import { copyText, decodeText, encodeParams } from './text.ts';
-import { LOCK_WAIT_MS, STORE_UNREACHABLE } from '../outage.ts';
+import { LOCK_WAIT_MS, STORE_CONNECTION_LOST, STORE_UNREACHABLE } from '../outage.ts';
 
 /**
  * How long a statement waits for a connection: one of the pool's to come free, or a new one to log in. Past
@@ -187,6 +187,12 @@ export interface CheckedOut {
   client: pg.PoolClient;
   /** Hands it back; one that failed (`broken`, or lost while out) is closed instead. */
   release: (broken?: boolean | Error) => void;
+  /**
+   * `err` from a statement on this connection, as an outage when the connection was lost under it (the
+   * server crashed, restarted or failed over mid-statement): node-postgres gives that no code ('Connection
+   * terminated unexpectedly'), so it would read as a fault of amil's (a 500) instead of one to retry (a 503).
+   */
+  outageIfLost: (err: unknown) => unknown;
 }
 
 /**
@@ -222,19 +228,29 @@ export async function checkOut(pool: pg.Pool): Promise<CheckedOut> {
       if (!lost) client.removeListener('error', onError);
       client.release(lost ?? broken);
     },
+    outageIfLost: (err) => {
+      const coded = typeof (err as { code?: unknown } | null)?.code === 'string';
+      if (!lost || coded || err instanceof pg.DatabaseError) return err;
+      return Object.assign(
+        new Error(`the connection to PostgreSQL was lost: ${(err as Error).message}`, { cause: err }),
+        {
+          code: STORE_CONNECTION_LOST,
+        },
+      );
+    },
   };
 }
 
 /** One statement on a connection of its own (it commits on its own), handed back after it. */
 async function onOwnConnection(pool: pg.Pool, config: pg.QueryConfig): Promise<pg.QueryResult> {
-  const { client, release } = await checkOut(pool);
+  const { client, release, outageIfLost } = await checkOut(pool);
   try {
     const result = await client.query(config);
     release();
     return result;
   } catch (err) {
     release(sessionSurvives(err) ? undefined : (err as Error));
-    throw err;
+    throw outageIfLost(err);
   }
 }
 
@@ -265,7 +281,7 @@ function queryable(client: pg.Pool | pg.PoolClient, afterCommit: (fn: () => void
       } catch (err) {
         // A refusal by the server leaves the connection usable; anything else, it is not handed back.
         own?.release(sessionSurvives(err) ? undefined : (err as Error));
-        throw err;
+        throw own ? own.outageIfLost(err) : err;
       }
     },
     afterCommit,
@@ -321,7 +337,7 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgDb {
     }`;
     const attempts = txOptions.attempts ?? 5;
     for (let attempt = 1; ; attempt += 1) {
-      const { client, release } = await checkOut(pool);
+      const { client, release, outageIfLost } = await checkOut(pool);
       let broken = false;
       try {
         await client.query(begin);
@@ -342,7 +358,7 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgDb {
           // The connection itself failed: it is not handed back to the pool.
           broken = true;
         }
-        if (attempt >= attempts || !isRetryable(err)) throw err;
+        if (attempt >= attempts || !isRetryable(err)) throw outageIfLost(err);
       } finally {
         release(broken);
       }
