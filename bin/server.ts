@@ -1,6 +1,7 @@
 /** The web process: every host's routes, on one port by default. */
 import { assertNoDemoSecrets, seedDemoData } from '../core/bootstrap.ts';
 import { listen } from '../core/http/serve.ts';
+import { waitForStore } from '../core/store/wait-for-store.ts';
 import { createEnquirySweep } from '../pipeline/enquiry.ts';
 import { createStoreUpkeep } from '../pipeline/store-upkeep.ts';
 import { createNightlyScheduler } from '../pipeline/recon/scheduler.ts';
@@ -16,6 +17,8 @@ await runMain(async () => {
   const app = createApp(undefined, {}, { isShuttingDown: () => shuttingDown, queueBoard: true });
   const { deps } = app;
   const { config, logger } = deps;
+  // A database not up yet is waited for (the checks below need it); one that fails otherwise stops here.
+  await waitForStore(deps.store, logger);
   if (config.seedDemo) await seedDemoData(deps.store, deps.clock.now());
   if (config.nodeEnv === 'production') await assertNoDemoSecrets(deps.store);
 

@@ -1,5 +1,6 @@
 import { createDeps } from '../core/bootstrap.ts';
 import { ConfigError } from '../core/config.ts';
+import { waitForStore } from '../core/store/wait-for-store.ts';
 import { createBullRuntime } from '../pipeline/bullmq/runtime.ts';
 import { createEnquirySweep } from '../pipeline/enquiry.ts';
 import { createStoreUpkeep } from '../pipeline/store-upkeep.ts';
@@ -9,13 +10,15 @@ import { pipelineQueueNames } from '../pipeline/queues.ts';
  * A pipeline worker process (Redis mode): the outbox relay and a BullMQ worker per queue. Several may run
  * against one Redis and one database. Returns its stop function.
  */
-export function startWorker(): Promise<() => Promise<void>> {
+export async function startWorker(): Promise<() => Promise<void>> {
   const deps = createDeps();
   if (!deps.config.redisUrl) {
     throw new ConfigError([
       'REDIS_URL is required by the worker (without it, embedded mode, the web process runs the pipeline itself)',
     ]);
   }
+  // A database not up yet is waited for: a worker started before it comes up with it.
+  await waitForStore(deps.store, deps.logger);
   const runtime = createBullRuntime(deps, {
     pollMs: deps.config.pipeline.pollMs,
     withWorkers: true,
@@ -28,12 +31,12 @@ export function startWorker(): Promise<() => Promise<void>> {
   upkeep.start();
   // The nightly job scheduler is upserted by the runtime's reconciler, at start and at every pass after.
   deps.logger.info({ queues: pipelineQueueNames(deps.config) }, 'worker started');
-  return Promise.resolve(async () => {
+  return async () => {
     await runtime.stop();
     await sweep.stop();
     await upkeep.stop();
     deps.mailer.close();
     await deps.callbacks.close();
     await deps.store.close();
-  });
+  };
 }

@@ -37,9 +37,14 @@ const SQLITE_OUTAGES = ['SQLITE_BUSY', 'SQLITE_FULL'];
 const PG_OUTAGE_CLASSES = ['08', '53'];
 const PG_OUTAGES = new Set(['57P01', '57P02', '57P03', '55P03', '25006']);
 
-/** The socket to PostgreSQL could not be opened, or broke; no connection came in time, or one was lost. */
+/**
+ * The socket to PostgreSQL could not be opened, or broke; no connection came in time, or one was lost; or
+ * its host name could not be looked up just now (EAI_AGAIN: a DNS answer that may come; a name that does
+ * not exist, ENOTFOUND, is a setting to correct, not an outage).
+ */
 const SOCKET_OUTAGES = new Set([
   'ECONNREFUSED',
+  'EAI_AGAIN',
   'ECONNRESET',
   'ETIMEDOUT',
   'EPIPE',

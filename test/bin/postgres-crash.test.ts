@@ -90,175 +90,227 @@ function partnerBank(url: string, day: string) {
   };
 }
 
-test('PostgreSQL crashed and started again: the web process and the worker carry on by themselves, nothing accepted is lost', async (t) => {
-  const postgres = await startPostgres(t);
-  const redis = await startRedis(t);
-  // The merchant refuses callbacks until the store is back, so their retries span the crash.
-  let merchantUp = false;
-  const merchant = await startMerchant(t, () => (merchantUp ? 200 : 503));
-  const env = {
-    DATABASE_URL: postgres.url,
-    REDIS_URL: redis.url,
-    QUEUE_PREFIX: redis.prefix,
-    LOG_LEVEL: 'info',
-    CALLBACK_RETRY_MS: '200',
-    // A job failing through the outage runs out of its retries within it; the reconciler drives it again.
-    PIPELINE_RETRY_BASE_MS: '200',
-    PIPELINE_RETRY_MAX_MS: '1000',
-    PIPELINE_RETRY_HORIZON_MS: '2000',
-    PIPELINE_RECONCILE_MS: '1000',
-    PIPELINE_RECONCILE_GRACE_MS: '3000',
-  };
-  const web = await startMachine(t, 'web', env);
-  const worker = await startMachine(t, 'worker', env);
-  const machines = [web, worker];
-  // Yesterday in Kuala Lumpur: every posting's time is past, whenever the test runs.
-  const day = prevDay(businessDate(new Date()));
+test(
+  'PostgreSQL crashed and started again: the web process and the worker carry on by themselves, nothing accepted is lost',
+  { timeout: 120_000 },
+  async (t) => {
+    const postgres = await startPostgres(t);
+    const redis = await startRedis(t);
+    // The merchant refuses callbacks until the store is back, so their retries span the crash.
+    let merchantUp = false;
+    const merchant = await startMerchant(t, () => (merchantUp ? 200 : 503));
+    const env = {
+      DATABASE_URL: postgres.url,
+      REDIS_URL: redis.url,
+      QUEUE_PREFIX: redis.prefix,
+      LOG_LEVEL: 'info',
+      CALLBACK_RETRY_MS: '200',
+      // A job failing through the outage runs out of its retries within it; the reconciler drives it again.
+      PIPELINE_RETRY_BASE_MS: '200',
+      PIPELINE_RETRY_MAX_MS: '1000',
+      PIPELINE_RETRY_HORIZON_MS: '2000',
+      PIPELINE_RECONCILE_MS: '1000',
+      PIPELINE_RECONCILE_GRACE_MS: '3000',
+    };
+    const web = await startMachine(t, 'web', env);
+    const worker = await startMachine(t, 'worker', env);
+    const machines = [web, worker];
+    // Yesterday in Kuala Lumpur: every posting's time is past, whenever the test runs.
+    const day = prevDay(businessDate(new Date()));
 
-  const waitFor = (check: () => Promise<boolean>, what: string) =>
-    waitUntil(check, what).catch(async (error: unknown) => {
-      t.diagnostic(await pipelineState(postgres.url, redis).catch((e: unknown) => String(e)));
-      for (const m of machines) t.diagnostic(`${m.dir}:\n${complaints(m)}`);
-      throw error;
+    const waitFor = (check: () => Promise<boolean>, what: string) =>
+      waitUntil(check, what).catch(async (error: unknown) => {
+        t.diagnostic(await pipelineState(postgres.url, redis).catch((e: unknown) => String(e)));
+        for (const m of machines) t.diagnostic(`${m.dir}:\n${complaints(m)}`);
+        throw error;
+      });
+
+    const bank = partnerBank(web.process.url, day);
+
+    // Before: postings, and two orders paid whose callbacks the merchant keeps refusing.
+    let batchesBefore = 0;
+    await bank.post(() => (batchesBefore += 1) > 6);
+    const orders = [
+      await payAcross(web.process.url, web.process.url, `${merchant.url}/callback`, 1),
+      await payAcross(web.process.url, web.process.url, `${merchant.url}/callback`, 2),
+    ];
+    await merchant.find((r) => r.headers['x-amil-callback-id'] !== undefined, 'a refused callback attempt');
+
+    // The crash, with the bank posting through it. The normalising jobs of the last batches before it wait in
+    // Redis (their queue paused) until the store is down: the worker then fails them until they run out of
+    // retries, and they must still be done once the store is back.
+    let restartedAt = 0;
+    const normalise = new Queue(NORMALISE_QUEUE, { connection: { url: redis.url }, prefix: redis.prefix });
+    onCleanup(t, () => normalise.close());
+    await normalise.pause();
+    const posting = bank.post(() => restartedAt > 0 && Date.now() - restartedAt > 2000);
+    await waitFor(
+      async () => ((await normalise.getJobCounts('paused')).paused ?? 0) >= 2,
+      'jobs waiting in Redis',
+    );
+    await postgres.crash();
+    const downSince = Date.now();
+    await normalise.resume();
+
+    await t.test('while it is down the web process says so, and is not ready', async () => {
+      const ready = await fetch(`${web.process.url}/health/ready`);
+      assert.equal(ready.status, 503, 'not ready without its store');
+      const live = await fetch(`${web.process.url}/health/live`);
+      assert.equal(live.status, 200, 'yet alive: nothing to restart');
+      await waitFor(
+        () => Promise.resolve(bank.refusals.length > 0),
+        'a batch refused while the store is down',
+      );
     });
 
-  const bank = partnerBank(web.process.url, day);
+    await new Promise((r) => setTimeout(r, Math.max(0, DOWN_MS - (Date.now() - downSince))));
+    await postgres.restart();
+    restartedAt = Date.now();
+    merchantUp = true;
 
-  // Before: postings, and two orders paid whose callbacks the merchant keeps refusing.
-  let batchesBefore = 0;
-  await bank.post(() => (batchesBefore += 1) > 6);
-  const orders = [
-    await payAcross(web.process.url, web.process.url, `${merchant.url}/callback`, 1),
-    await payAcross(web.process.url, web.process.url, `${merchant.url}/callback`, 2),
-  ];
-  await merchant.find((r) => r.headers['x-amil-callback-id'] !== undefined, 'a refused callback attempt');
+    await t.test('once it is back the web process is ready again, by itself', async () => {
+      assert.equal(await readyWithin(web.process.url, 15_000), 200);
+      assert.equal(web.process.child.exitCode, null, 'the web process never exited');
+      assert.equal(worker.process.child.exitCode, null, 'nor the worker');
+    });
 
-  // The crash, with the bank posting through it. The normalising jobs of the last batches before it wait in
-  // Redis (their queue paused) until the store is down: the worker then fails them until they run out of
-  // retries, and they must still be done once the store is back.
-  let restartedAt = 0;
-  const normalise = new Queue(NORMALISE_QUEUE, { connection: { url: redis.url }, prefix: redis.prefix });
-  onCleanup(t, () => normalise.close());
-  await normalise.pause();
-  const posting = bank.post(() => restartedAt > 0 && Date.now() - restartedAt > 2000);
-  await waitFor(
-    async () => ((await normalise.getJobCounts('paused')).paused ?? 0) >= 2,
-    'jobs waiting in Redis',
-  );
-  await postgres.crash();
-  const downSince = Date.now();
-  await normalise.resume();
+    await posting;
+    await t.test('every refusal the bank met said to send the batch again', () =>
+      bank.checkRefusals(complaints(web)),
+    );
+    // After: more postings, and an order paid on the store that came back.
+    orders.push(await payAcross(web.process.url, web.process.url, `${merchant.url}/callback`, 3));
 
-  await t.test('while it is down the web process says so, and is not ready', async () => {
-    const ready = await fetch(`${web.process.url}/health/ready`);
-    assert.equal(ready.status, 503, 'not ready without its store');
-    const live = await fetch(`${web.process.url}/health/live`);
-    assert.equal(live.status, 200, 'yet alive: nothing to restart');
-    await waitFor(() => Promise.resolve(bank.refusals.length > 0), 'a batch refused while the store is down');
-  });
-
-  await new Promise((r) => setTimeout(r, Math.max(0, DOWN_MS - (Date.now() - downSince))));
-  await postgres.restart();
-  restartedAt = Date.now();
-  merchantUp = true;
-
-  await t.test('once it is back the web process is ready again, by itself', async () => {
-    assert.equal(await readyWithin(web.process.url, 15_000), 200);
-    assert.equal(web.process.child.exitCode, null, 'the web process never exited');
-    assert.equal(worker.process.child.exitCode, null, 'nor the worker');
-  });
-
-  await posting;
-  await t.test('every refusal the bank met said to send the batch again', () =>
-    bank.checkRefusals(complaints(web)),
-  );
-  // After: more postings, and an order paid on the store that came back.
-  orders.push(await payAcross(web.process.url, web.process.url, `${merchant.url}/callback`, 3));
-
-  await t.test('every batch the bank was told was taken is in its ledger, once', async () => {
-    const ledgered = async () =>
-      Number(
-        (await queryRows<{ n: string }>(postgres.url, 'SELECT count(*) AS n FROM ledger_entries'))[0]!.n,
-      );
-    await waitFor(async () => (await ledgered()) >= bank.stored.size, 'every posting in a ledger');
-    await new Promise((r) => setTimeout(r, 1000));
-    const rows = await queryRows<{ n: string; distinct_n: string; ordernos: string[] }>(
-      postgres.url,
-      `SELECT count(*) AS n, count(DISTINCT (sink, posting_id)) AS distinct_n,
+    await t.test('every batch the bank was told was taken is in its ledger, once', async () => {
+      const ledgered = async () =>
+        Number(
+          (await queryRows<{ n: string }>(postgres.url, 'SELECT count(*) AS n FROM ledger_entries'))[0]!.n,
+        );
+      await waitFor(async () => (await ledgered()) >= bank.stored.size, 'every posting in a ledger');
+      await new Promise((r) => setTimeout(r, 1000));
+      const rows = await queryRows<{ n: string; distinct_n: string; ordernos: string[] }>(
+        postgres.url,
+        `SELECT count(*) AS n, count(DISTINCT (sink, posting_id)) AS distinct_n,
               array_agg(DISTINCT p.orderno) AS ordernos
          FROM ledger_entries l JOIN bank_postings p ON p.id = l.posting_id`,
-    );
-    assert.equal(Number(rows[0]!.n), bank.stored.size, 'one ledger entry per posting');
-    assert.equal(Number(rows[0]!.distinct_n), bank.stored.size, 'no posting twice');
-    assert.deepEqual(
-      rows[0]!.ordernos.sort(),
-      [...bank.stored].sort(),
-      'the postings the bank sent, no other',
-    );
-  });
-
-  await t.test('every callback reaches the merchant, signed, once it answers', async () => {
-    const delivered = () =>
-      merchant.received.filter(
-        (r) => r.headers['x-amil-callback-id'] !== undefined && r.answeredWith === 200,
       );
-    await waitFor(
-      () => Promise.resolve(new Set(delivered().map((r) => r.form.get('orderNo'))).size === orders.length),
-      'a delivered callback of every order',
-    );
-    for (const callback of delivered()) assert.ok(verifyCallback(callback.form, LZS_KEY));
-    const states = await queryRows<{ state: string; n: string }>(
+      assert.equal(Number(rows[0]!.n), bank.stored.size, 'one ledger entry per posting');
+      assert.equal(Number(rows[0]!.distinct_n), bank.stored.size, 'no posting twice');
+      assert.deepEqual(
+        rows[0]!.ordernos.sort(),
+        [...bank.stored].sort(),
+        'the postings the bank sent, no other',
+      );
+    });
+
+    await t.test('every callback reaches the merchant, signed, once it answers', async () => {
+      const delivered = () =>
+        merchant.received.filter(
+          (r) => r.headers['x-amil-callback-id'] !== undefined && r.answeredWith === 200,
+        );
+      await waitFor(
+        () => Promise.resolve(new Set(delivered().map((r) => r.form.get('orderNo'))).size === orders.length),
+        'a delivered callback of every order',
+      );
+      for (const callback of delivered()) assert.ok(verifyCallback(callback.form, LZS_KEY));
+      const states = await queryRows<{ state: string; n: string }>(
+        postgres.url,
+        'SELECT state, count(*) AS n FROM callbacks GROUP BY state',
+      );
+      assert.deepEqual(
+        states.map((s) => [s.state, Number(s.n)]),
+        [['delivered', orders.length]],
+        'each order’s callback delivered, none left queued or given up',
+      );
+    });
+
+    await t.test('the worker told ops the store was down, not Redis, and that it came back', () => {
+      const said = worker.process.output();
+      assert.match(said, /cannot read the outbox from the store/);
+      assert.match(said, /the store answers again: the outbox flows again/);
+      assert.doesNotMatch(said, /cannot reach redis/);
+      assert.match(
+        said,
+        /re-drove jobs failed past their retry horizon/,
+        'jobs that ran out of retries were driven again',
+      );
+    });
+  },
+);
+
+test(
+  'PostgreSQL crashed and started again under one process without Redis (its pipeline in-process): nothing accepted is lost',
+  { timeout: 120_000 },
+  async (t) => {
+    const postgres = await startPostgres(t);
+    const web = await startMachine(t, 'web', { DATABASE_URL: postgres.url, LOG_LEVEL: 'info' });
+    const bank = partnerBank(web.process.url, prevDay(businessDate(new Date())));
+    let restartedAt = 0;
+    const posting = bank.post(() => restartedAt > 0 && Date.now() - restartedAt > 2000);
+    await new Promise((r) => setTimeout(r, 500));
+    await postgres.crash();
+    await new Promise((r) => setTimeout(r, 3000));
+    await postgres.restart();
+    restartedAt = Date.now();
+    await posting;
+    assert.equal(await readyWithin(web.process.url, 15_000), 200, 'ready again by itself');
+    bank.checkRefusals(complaints(web));
+    await waitUntil(
+      async () =>
+        Number(
+          (await queryRows<{ n: string }>(postgres.url, 'SELECT count(*) AS n FROM ledger_entries'))[0]!.n,
+        ) >= bank.stored.size,
+      'every posting in a ledger',
+    ).catch((error: unknown) => {
+      t.diagnostic(complaints(web));
+      throw error;
+    });
+    const [counted] = await queryRows<{ n: string; distinct_n: string }>(
       postgres.url,
-      'SELECT state, count(*) AS n FROM callbacks GROUP BY state',
+      'SELECT count(*) AS n, count(DISTINCT (sink, posting_id)) AS distinct_n FROM ledger_entries',
     );
-    assert.deepEqual(
-      states.map((s) => [s.state, Number(s.n)]),
-      [['delivered', orders.length]],
-      'each order’s callback delivered, none left queued or given up',
-    );
-  });
+    assert.equal(Number(counted!.n), bank.stored.size, 'one ledger entry per posting');
+    assert.equal(Number(counted!.distinct_n), bank.stored.size, 'no posting twice');
+  },
+);
 
-  await t.test('the worker told ops the store was down, not Redis, and that it came back', () => {
-    const said = worker.process.output();
-    assert.match(said, /cannot read the outbox from the store/);
-    assert.match(said, /the store answers again: the outbox flows again/);
-    assert.doesNotMatch(said, /cannot reach redis/);
-    assert.match(
-      said,
-      /re-drove jobs failed past their retry horizon/,
-      'jobs that ran out of retries were driven again',
+test(
+  'a worker and a web process started while PostgreSQL is down wait for it, and work once it is up, without a restart',
+  { timeout: 120_000 },
+  async (t) => {
+    const postgres = await startPostgres(t);
+    const redis = await startRedis(t);
+    const env = {
+      DATABASE_URL: postgres.url,
+      REDIS_URL: redis.url,
+      QUEUE_PREFIX: redis.prefix,
+      LOG_LEVEL: 'info',
+    };
+    // A site powered on at once: the database is still recovering when amil's processes start.
+    await postgres.crash();
+    const starting = Promise.all([startMachine(t, 'worker', env), startMachine(t, 'web', env)]);
+    // Either one exiting meanwhile rejects `starting`; it must still be waiting after a few seconds.
+    const early = await Promise.race([
+      starting.then(() => 'started'),
+      new Promise((r) => setTimeout(() => r('waiting'), 3000)),
+    ]);
+    assert.equal(early, 'waiting', 'neither process starts without its database');
+    await postgres.restart();
+    const [worker, web] = await starting;
+    for (const m of [worker, web]) {
+      assert.match(m.process.output(), /waiting for the database: it cannot be reached yet/);
+      assert.match(m.process.output(), /the database answers: starting/);
+    }
+    const bank = partnerBank(web.process.url, prevDay(businessDate(new Date())));
+    let batches = 0;
+    await bank.post(() => (batches += 1) > 2);
+    assert.deepEqual(bank.refusals, [], 'every batch taken at once');
+    await waitUntil(
+      async () =>
+        Number(
+          (await queryRows<{ n: string }>(postgres.url, 'SELECT count(*) AS n FROM ledger_entries'))[0]!.n,
+        ) === bank.stored.size,
+      'the worker ledgers the postings',
     );
-  });
-});
-
-test('PostgreSQL crashed and started again under one process without Redis (its pipeline in-process): nothing accepted is lost', async (t) => {
-  const postgres = await startPostgres(t);
-  const web = await startMachine(t, 'web', { DATABASE_URL: postgres.url, LOG_LEVEL: 'info' });
-  const bank = partnerBank(web.process.url, prevDay(businessDate(new Date())));
-  let restartedAt = 0;
-  const posting = bank.post(() => restartedAt > 0 && Date.now() - restartedAt > 2000);
-  await new Promise((r) => setTimeout(r, 500));
-  await postgres.crash();
-  await new Promise((r) => setTimeout(r, 3000));
-  await postgres.restart();
-  restartedAt = Date.now();
-  await posting;
-  assert.equal(await readyWithin(web.process.url, 15_000), 200, 'ready again by itself');
-  bank.checkRefusals(complaints(web));
-  await waitUntil(
-    async () =>
-      Number(
-        (await queryRows<{ n: string }>(postgres.url, 'SELECT count(*) AS n FROM ledger_entries'))[0]!.n,
-      ) >= bank.stored.size,
-    'every posting in a ledger',
-  ).catch((error: unknown) => {
-    t.diagnostic(complaints(web));
-    throw error;
-  });
-  const [counted] = await queryRows<{ n: string; distinct_n: string }>(
-    postgres.url,
-    'SELECT count(*) AS n, count(DISTINCT (sink, posting_id)) AS distinct_n FROM ledger_entries',
-  );
-  assert.equal(Number(counted!.n), bank.stored.size, 'one ledger entry per posting');
-  assert.equal(Number(counted!.distinct_n), bank.stored.size, 'no posting twice');
-});
+  },
+);

@@ -1,7 +1,9 @@
 /**
  * The PostgreSQL store: the same Store as SQLite's, over one pool. Migrations are applied when it opens
  * (under their advisory lock) and every repository call waits for them, so opening stays synchronous like
- * SQLite's. Every repository of the Store has its PostgreSQL implementation: the Store type makes a missing
+ * SQLite's. A database that cannot be reached then (not started yet, restarting) fails the calls made
+ * meanwhile as an outage, and the next call tries the migrations again: a process opened before its
+ * database works once it is up, without a restart. Every repository of the Store has its PostgreSQL implementation: the Store type makes a missing
  * one a compile error, so no run-time list of missing repositories is kept.
  */
 import type { Store } from '../index.ts';
@@ -12,7 +14,8 @@ import { pgLedger } from './ledger.ts';
 import { migratePg } from './migrate.ts';
 import { pgOutbox } from './outbox.ts';
 import { pgPartners } from './partners.ts';
-import { openPgPool, type PgPoolOptions } from './pool.ts';
+import { openPgPool, type PgDb, type PgPoolOptions } from './pool.ts';
+import { isStoreOutage } from '../outage.ts';
 import { pgReportTokens } from './report-tokens.ts';
 import { pgOrders } from './orders.ts';
 import { pgCallbacks } from './callbacks.ts';
@@ -28,8 +31,31 @@ import { pgOps } from './ops.ts';
 import { pgDashboardUsers } from './dashboard-users.ts';
 import { pgDashboardReads } from './dashboard-reads.ts';
 
-/** Every method of `repository` waits for `ready` (the migrations) before it runs. */
-function afterReady<T extends object>(ready: Promise<unknown>, repository: T): T {
+/**
+ * The migrations, applied by the first call and shared by the calls that come while they run. An attempt
+ * the database could not take (an outage) is made again by the next call; any other failure (a wrong
+ * collation, a migration refused) stays, and every call fails with it.
+ */
+function migrationsOnce(db: PgDb): { ready(): Promise<void>; running(): Promise<void> | undefined } {
+  let attempt: Promise<void> | undefined;
+  return {
+    ready() {
+      attempt ??= migratePg(db).then(
+        () => undefined,
+        (err: unknown) => {
+          if (isStoreOutage(err)) attempt = undefined;
+          throw err;
+        },
+      );
+      return attempt;
+    },
+    /** The attempt under way or settled, without starting one. */
+    running: () => attempt,
+  };
+}
+
+/** Every method of `repository` waits for `ready()` (the migrations) before it runs. */
+function afterReady<T extends object>(ready: () => Promise<void>, repository: T): T {
   return new Proxy(repository, {
     get(target, key, receiver) {
       const value: unknown = Reflect.get(target, key, receiver);
@@ -38,10 +64,10 @@ function afterReady<T extends object>(ready: Promise<unknown>, repository: T): T
       // A stream (async generator: the report exports) stays one: it waits inside, on its first read.
       if (value.constructor.name === 'AsyncGeneratorFunction')
         return async function* (...args: unknown[]) {
-          await ready;
+          await ready();
           yield* method.apply(target, args) as AsyncGenerator<unknown>;
         };
-      return (...args: unknown[]) => ready.then(() => method.apply(target, args));
+      return (...args: unknown[]) => ready().then(() => method.apply(target, args));
     },
   });
 }
@@ -49,9 +75,11 @@ function afterReady<T extends object>(ready: Promise<unknown>, repository: T): T
 /** Opens the store on the database at `url` (postgres://...); connections are made on first use. */
 export function openPgStore(url: string, options: PgPoolOptions = {}): Store {
   const db = openPgPool(url, options);
-  const ready = migratePg(db);
-  // Surfaced by the first repository call (and by ping); not an unhandled rejection meanwhile.
-  ready.catch(() => undefined);
+  const migrations = migrationsOnce(db);
+  const ready = () => migrations.ready();
+  // Begun at once; a failure is surfaced by the first repository call (and by ping), not as an unhandled
+  // rejection meanwhile.
+  ready().catch(() => undefined);
   let closing: Promise<void> | undefined;
   return {
     partners: afterReady(ready, pgPartners(db)),
@@ -75,11 +103,12 @@ export function openPgStore(url: string, options: PgPoolOptions = {}): Store {
     dashboardUsers: afterReady(ready, pgDashboardUsers(db)),
     dashboardReads: afterReady(ready, pgDashboardReads(db)),
     async ping() {
-      await ready;
+      await ready();
       await db.run('SELECT 1');
     },
     close() {
-      closing ??= ready.catch(() => undefined).then(() => db.close());
+      // An attempt under way is waited for; none is started to close.
+      closing ??= (migrations.running() ?? Promise.resolve()).catch(() => undefined).then(() => db.close());
       return closing;
     },
   };
