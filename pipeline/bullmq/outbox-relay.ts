@@ -4,6 +4,7 @@ import type { OutboxRow } from '../../core/store/index.ts';
 import { byQueue, createPoller, settlesBy } from '../poller.ts';
 import { jobOptionsFor } from '../retry.ts';
 import { openQueues, REDIS_STOP_WAIT_MS } from './queues.ts';
+import { isStoreOutage } from '../../core/store/outage.ts';
 
 const ROWS_PER_LOOK = 500;
 
@@ -16,6 +17,18 @@ const REDIS_ANSWER_WAIT_MS = 5000;
 
 /** The shortest time between two hand-overs that wakes ask for (decision 220). */
 const RELAY_WAKE_GAP_MS = 100;
+
+/** What the relay logs when a hand-over fails, by cause, and when one goes through again after. */
+const STOPPED_BY = {
+  redis: 'cannot reach redis: postings wait in the outbox',
+  store: 'cannot read the outbox from the store: postings wait in it',
+  failing: 'the hand-over to redis failed: postings wait in the outbox',
+};
+const RESUMED_AFTER = {
+  redis: 'redis is back',
+  store: 'the store answers again',
+  failing: 'the hand-over works again',
+};
 
 /** Redis could not take the hand-over (as opposed to the store, which the hand-over reads and marks). */
 class RedisUnreachable extends Error {}
@@ -46,7 +59,7 @@ export function createOutboxRelay(
   const log = deps.logger.child({ component: 'bull-relay' });
   const queues = openQueues(deps);
   /** What stops the hand-over now, said once when it starts and once when it ends. */
-  let down: 'redis' | 'store' | undefined;
+  let down: keyof typeof STOPPED_BY | undefined;
 
   /** Adds the rows' jobs to their queues; the rows a queue refused for good, with why. */
   async function send(rows: readonly OutboxRow[]): Promise<Map<number, string>> {
@@ -102,18 +115,14 @@ export function createOutboxRelay(
     () =>
       handOver().then(
         (n) => {
-          if (down === 'redis') log.info('redis is back: the outbox flows again');
-          if (down === 'store') log.info('the store answers again: the outbox flows again');
+          if (down) log.info(`${RESUMED_AFTER[down]}: the outbox flows again`);
           down = undefined;
           return { more: n === ROWS_PER_LOOK };
         },
         (err: unknown) => {
           // Which one is down decides where ops look first: a PostgreSQL outage is not a Redis one.
-          const now = err instanceof RedisUnreachable ? 'redis' : 'store';
-          if (down !== now && now === 'redis')
-            log.warn({ err }, 'cannot reach redis: postings wait in the outbox');
-          if (down !== now && now === 'store')
-            log.warn({ err }, 'cannot read the outbox from the store: postings wait in it');
+          const now = err instanceof RedisUnreachable ? 'redis' : isStoreOutage(err) ? 'store' : 'failing';
+          if (down !== now) log[now === 'failing' ? 'error' : 'warn']({ err }, STOPPED_BY[now]);
           down = now;
           return { more: false };
         },

@@ -3,8 +3,9 @@
  * (under their advisory lock) and every repository call waits for them, so opening stays synchronous like
  * SQLite's. A database that cannot be reached then (not started yet, restarting) fails the calls made
  * meanwhile as an outage, and the next call tries the migrations again: a process opened before its
- * database works once it is up, without a restart. Every repository of the Store has its PostgreSQL implementation: the Store type makes a missing
- * one a compile error, so no run-time list of missing repositories is kept.
+ * database works once it is up, without a restart (decision 253). Every repository of the Store has its
+ * PostgreSQL implementation: the Store type makes a missing one a compile error, so no run-time list of
+ * missing repositories is kept.
  */
 import type { Store } from '../index.ts';
 import { pgAgencies } from './agencies.ts';
