@@ -17,6 +17,7 @@ import { startPostgres } from '../support/postgres.ts';
 import { startRedis } from '../support/redis.ts';
 import { startSmtp } from '../support/smtp.ts';
 import {
+  clusterEnv,
   complaints,
   killHard,
   payAcross,
@@ -39,14 +40,10 @@ test('two web processes and two workers on one PostgreSQL and one Redis survive 
   const redis = await startRedis(t);
   const smtp = await startSmtp(t);
   const merchant = await startMerchant(t);
-  const env = {
-    DATABASE_URL: postgres.url,
-    REDIS_URL: redis.url,
-    QUEUE_PREFIX: redis.prefix,
+  const env = clusterEnv(postgres, redis, {
     SMTP_URL: smtp.url,
     // A receipt a killed worker was sending is free again after seconds (three times this, plus 5 s).
     SMTP_TIMEOUT_MS: '2000',
-    LOG_LEVEL: 'info',
     CALLBACK_RETRY_MS: '200',
     // A killed worker's jobs come back after seconds, not the production minute, to keep the test short.
     WORKER_LOCK_MS: '3000',
@@ -54,7 +51,7 @@ test('two web processes and two workers on one PostgreSQL and one Redis survive 
     CALLBACK_TIMEOUT_MS: '2000',
     PIPELINE_RECONCILE_MS: '2000',
     PIPELINE_RECONCILE_GRACE_MS: '5000',
-  };
+  });
   // Yesterday in Kuala Lumpur: a day already over, as the nightly run reads it.
   const day = prevDay(businessDate(new Date()));
 

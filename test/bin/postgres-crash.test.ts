@@ -16,6 +16,7 @@ import { startPostgres } from '../support/postgres.ts';
 import { startRedis } from '../support/redis.ts';
 import { LZS_KEY, startMerchant } from '../support/merchant.ts';
 import {
+  clusterEnv,
   complaints,
   payAcross,
   pipelineState,
@@ -99,11 +100,7 @@ test(
     // The merchant refuses callbacks until the store is back, so their retries span the crash.
     let merchantUp = false;
     const merchant = await startMerchant(t, () => (merchantUp ? 200 : 503));
-    const env = {
-      DATABASE_URL: postgres.url,
-      REDIS_URL: redis.url,
-      QUEUE_PREFIX: redis.prefix,
-      LOG_LEVEL: 'info',
+    const env = clusterEnv(postgres, redis, {
       CALLBACK_RETRY_MS: '200',
       // A job failing through the outage runs out of its retries within it; the reconciler drives it again.
       PIPELINE_RETRY_BASE_MS: '200',
@@ -111,7 +108,7 @@ test(
       PIPELINE_RETRY_HORIZON_MS: '2000',
       PIPELINE_RECONCILE_MS: '1000',
       PIPELINE_RECONCILE_GRACE_MS: '3000',
-    };
+    });
     const web = await startMachine(t, 'web', env);
     const worker = await startMachine(t, 'worker', env);
     const machines = [web, worker];
@@ -280,12 +277,7 @@ test(
   async (t) => {
     const postgres = await startPostgres(t);
     const redis = await startRedis(t);
-    const env = {
-      DATABASE_URL: postgres.url,
-      REDIS_URL: redis.url,
-      QUEUE_PREFIX: redis.prefix,
-      LOG_LEVEL: 'info',
-    };
+    const env = clusterEnv(postgres, redis);
     // A site powered on at once: the database is still recovering when amil's processes start.
     await postgres.crash();
     const starting = Promise.all([startMachine(t, 'worker', env), startMachine(t, 'web', env)]);

@@ -18,6 +18,21 @@ export interface Machine {
   process: RunningServer;
 }
 
+/** What every machine of a cluster is given: the shared database and Redis (with a prefix of its own). */
+export function clusterEnv(
+  postgres: { url: string },
+  redis: { url: string; prefix: string },
+  more: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    DATABASE_URL: postgres.url,
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: redis.prefix,
+    LOG_LEVEL: 'info',
+    ...more,
+  };
+}
+
 /** Starts a web process or worker on its own data directory; SIGKILLed when the test ends. */
 export async function startMachine(
   t: TestContext,
