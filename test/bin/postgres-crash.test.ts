@@ -1,9 +1,10 @@
 /**
- * PostgreSQL crashes mid-day and an operator starts it again: a web process and a worker on it and on Redis
- * are left running, as they would be on their own machines. While it is down the web process says so (503,
- * Retry-After, not ready); once it is back, without any step on amil's side, every batch the bank had
- * answered 200 and every batch it retried is in its agency's ledger once, and every callback, including
- * those that were failing across the crash, reaches the merchant.
+ * PostgreSQL crashes and an operator starts it again (decisions 252, 253). A web process and a worker on it
+ * and on Redis are left running, as they would be on their own machines: while it is down the web process
+ * says so (503, Retry-After, not ready); once it is back, without any step on amil's side, every batch the
+ * bank had answered 200 and every batch it retried is in its agency's ledger once, and every callback,
+ * including those that were failing across the crash, reaches the merchant. The same under one process
+ * without Redis; and processes started while it is down wait for it and come up with it.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
