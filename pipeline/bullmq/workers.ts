@@ -1,6 +1,8 @@
 import { UnrecoverableError, Worker, type MinimalJob } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Deps } from '../../core/deps.ts';
+import type { Logger } from '../../core/logger.ts';
+import { isStoreOutage } from '../../core/store/outage.ts';
 import { jobFor } from '../jobs/index.ts';
 import { runJob } from '../jobs/run.ts';
 import { PermanentJobError } from '../jobs/types.ts';
@@ -15,6 +17,31 @@ import { REDIS_STOP_WAIT_MS, redisUrlOf } from './queues.ts';
  * and even then the reconciler re-drives it (docs/pipeline.md).
  */
 const MAX_STALLS = 10;
+
+/** How often jobs failing on a store outage are summed up in the log while it lasts. */
+const OUTAGE_LOG_EVERY_MS = 30_000;
+
+/**
+ * Logs jobs that failed because the store could not be reached: the first at once, then one line per
+ * OUTAGE_LOG_EVERY_MS at most, with how many failed since the last. During an outage every job fails at
+ * every retry (48 warnings, each with its stack, in 6 s of the crash test), and one line a period says the
+ * same; `amil queues` still shows each job. Other failures are logged each.
+ */
+function outageFailureLog(log: Logger) {
+  let loggedAt: number | undefined;
+  let unlogged = 0;
+  return (queue: string, jobId: string | undefined, err: unknown): void => {
+    unlogged += 1;
+    const now = Date.now();
+    if (loggedAt !== undefined && now - loggedAt < OUTAGE_LOG_EVERY_MS) return;
+    log.warn(
+      { err, queue, job_id: jobId, failed: unlogged },
+      'jobs fail: the store cannot be reached; they are retried',
+    );
+    loggedAt = now;
+    unlogged = 0;
+  };
+}
 
 /** How often, and how long, a stop asks whether Redis answers. */
 const STOP_CHECK_MS = 250;
@@ -49,6 +76,7 @@ export function createBullWorkers(
   queueNames: readonly string[] = pipelineQueueNames(deps.config),
 ) {
   const log = deps.logger.child({ component: 'bull-worker' });
+  const outageFailure = outageFailureLog(log);
   const connections: Redis[] = [];
   const workers = queueNames.map((name) => {
     const connection = new Redis(redisUrlOf(deps), { maxRetriesPerRequest: null });
@@ -85,9 +113,10 @@ export function createBullWorkers(
         },
       },
     );
-    worker.on('failed', (job, err) =>
-      log.warn({ err, queue: name, job_id: job?.id, attempts: job?.attemptsMade }, 'job failed'),
-    );
+    worker.on('failed', (job, err) => {
+      if (isStoreOutage(err)) outageFailure(name, job?.id, err);
+      else log.warn({ err, queue: name, job_id: job?.id, attempts: job?.attemptsMade }, 'job failed');
+    });
     worker.on('error', (err) => log.warn({ err, queue: name }, 'worker error'));
     return worker;
   });

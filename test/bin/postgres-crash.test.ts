@@ -232,6 +232,12 @@ test(
         /re-drove jobs failed past their retry horizon/,
         'jobs that ran out of retries were driven again',
       );
+      // Every job failed at every retry meanwhile: said in one line per 30 s, not one per failure.
+      const outageLines = said
+        .split('\n')
+        .filter((l) => l.includes('jobs fail: the store cannot be reached'));
+      assert.equal(outageLines.length, 1, 'one line for the whole outage');
+      assert.doesNotMatch(said, /"msg":"job failed"/);
     });
   },
 );
