@@ -2,15 +2,11 @@ import type { Logger } from '../logger.ts';
 import type { Store } from './index.ts';
 import { isStoreOutage } from './outage.ts';
 
-export interface StoreWait {
-  /** The first pause after a failed try; doubled after each, up to `maxDelayMs`. */
-  firstDelayMs: number;
-  maxDelayMs: number;
-  /** How often the wait is logged again while it lasts (its first failure is logged at once). */
-  logEveryMs: number;
-}
-
-const DEFAULT_WAIT: StoreWait = { firstDelayMs: 250, maxDelayMs: 5000, logEveryMs: 30_000 };
+/** The first pause after a failed try, doubled after each up to the longest. */
+const FIRST_DELAY_MS = 250;
+const MAX_DELAY_MS = 5000;
+/** How often the wait is logged again while it lasts (its first failure is logged at once). */
+const LOG_EVERY_MS = 30_000;
 
 /**
  * Waits until the store answers, its migrations applied, trying again for as long as the database cannot
@@ -19,9 +15,9 @@ const DEFAULT_WAIT: StoreWait = { firstDelayMs: 250, maxDelayMs: 5000, logEveryM
  * instead of exiting. Anything else (a wrong password, a wrong collation, a migration refused) fails at
  * once: waiting would not mend it.
  */
-export async function waitForStore(store: Store, log: Logger, wait: StoreWait = DEFAULT_WAIT): Promise<void> {
+export async function waitForStore(store: Store, log: Logger): Promise<void> {
   const since = Date.now();
-  let delayMs = wait.firstDelayMs;
+  let delayMs = FIRST_DELAY_MS;
   let loggedAt: number | undefined;
   for (;;) {
     try {
@@ -31,12 +27,12 @@ export async function waitForStore(store: Store, log: Logger, wait: StoreWait = 
       return;
     } catch (err) {
       if (!isStoreOutage(err)) throw err;
-      if (loggedAt === undefined || Date.now() - loggedAt >= wait.logEveryMs) {
+      if (loggedAt === undefined || Date.now() - loggedAt >= LOG_EVERY_MS) {
         loggedAt = Date.now();
         log.warn({ err, waited_ms: loggedAt - since }, 'waiting for the database: it cannot be reached yet');
       }
     }
     await new Promise((resolve) => setTimeout(resolve, delayMs));
-    delayMs = Math.min(delayMs * 2, wait.maxDelayMs);
+    delayMs = Math.min(delayMs * 2, MAX_DELAY_MS);
   }
 }

@@ -101,8 +101,8 @@ export function createOutboxRelay(
         if (!queues.connected()) throw new RedisUnreachable('the connection to redis is down');
         const sending = send(rows);
         if (!(await settlesBy(sending, Date.now() + REDIS_ANSWER_WAIT_MS))) {
-          // Left to finish on its own: a job it adds later is added again by the next hand-over, and ignored.
-          sending.catch(() => undefined);
+          // Left to finish on its own (settlesBy heard its failure, if any): a job it adds later is added
+          // again by the next hand-over, and ignored.
           throw new RedisUnreachable(`redis did not answer within ${REDIS_ANSWER_WAIT_MS} ms`);
         }
         return sending;
