@@ -57,3 +57,19 @@ export function createLogger(level: string, destination?: pino.DestinationStream
     destination,
   );
 }
+
+/**
+ * The same logger without redaction, for the lines written per request or per delivery whose every field
+ * is a scalar of ours named none of REDACT_PATHS' names: no path can match them, yet pino runs its
+ * wildcard paths over each field of each line (about 13 us a line). Made once per logger.
+ */
+export function scalarLines(logger: Logger): Logger {
+  let lines = SCALAR_LINES.get(logger);
+  if (!lines) {
+    lines = logger.child({}, { redact: { paths: [] } });
+    SCALAR_LINES.set(logger, lines);
+  }
+  return lines;
+}
+
+const SCALAR_LINES = new WeakMap<Logger, Logger>();

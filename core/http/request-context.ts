@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Next } from 'koa';
-import type { Logger } from '../logger.ts';
+import { scalarLines, type Logger } from '../logger.ts';
 import type { AppContext, AppState } from './state.ts';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -55,5 +55,5 @@ export function requestContext(logger: Logger) {
  * root's level decides whether a line is written at all).
  */
 function requestLines(logger: Logger): Logger {
-  return logger.child({}, { redact: { paths: [] }, level: 'info' });
+  return scalarLines(logger).child({}, { level: 'info' });
 }

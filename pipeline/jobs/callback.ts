@@ -1,3 +1,4 @@
+import { scalarLines } from '../../core/logger.ts';
 import { CALLBACK_ID_HEADER, withCallbackId } from '../../core/payments/callback-fields.ts';
 import { signCallback } from '../../core/signatures.ts';
 import { CALLBACK_QUEUE, callbackDeferralJobId, callbackJobId } from '../../core/queues.ts';
@@ -79,6 +80,8 @@ export const callbackJob: JobDefinition<CallbackJob> = {
       // The job's outbox row is completed with the attempt: one write per finished delivery (issue 17).
       context?.completes,
     );
+    // A line per delivery, of scalars only (no field a redaction path names): written without redaction.
+    const lines = scalarLines(deps.logger);
     const log = {
       order_no: callback.orderNo,
       callback_id: id,
@@ -86,8 +89,8 @@ export const callbackJob: JobDefinition<CallbackJob> = {
       http_status: code,
       verdict: verdict.state,
     };
-    if (verdict.state === 'delivered') deps.logger.info(log, 'callback delivered');
-    else deps.logger.warn({ ...log, error: result.error }, 'callback not acknowledged');
+    if (verdict.state === 'delivered') lines.info(log, 'callback delivered');
+    else lines.warn({ ...log, error: result.error }, 'callback not acknowledged');
     return { outboxCompleted: context?.completes !== undefined };
   },
 };

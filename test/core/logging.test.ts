@@ -6,8 +6,11 @@ import { Writable } from 'node:stream';
 import Koa from 'koa';
 import { requestContext } from '../../core/http/request-context.ts';
 import type { AppState } from '../../core/http/state.ts';
-import { createLogger } from '../../core/logger.ts';
+import { createLogger, REDACT_PATHS } from '../../core/logger.ts';
+import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { bankRecord, DEMO_PASSWORD, startApp } from '../helpers.ts';
+import { startMerchant } from '../support/merchant.ts';
+import { ORDER_AT, paidOrders } from '../support/orders.ts';
 
 /** A logger at `level` whose lines (one JSON object each) are kept in `lines`. */
 function capturedLogger(level: string) {
@@ -165,4 +168,28 @@ test('a request line goes without redaction, but what its handler logs is redact
     ['handler says'],
     'at warn, the handler speaks and the request line is not written',
   );
+});
+
+test('a callback attempt logs one line of scalars, none of them named by a redaction path (it is written without redaction)', async (t) => {
+  const app = await startApp(t);
+  // The first callback refused (500), the second acknowledged.
+  const merchant = await startMerchant(t, (_form, nth) => (nth === 0 ? 500 : 200));
+  await paidOrders(app.deps.store.orders, `${merchant.url}/callback`, 2, ORDER_AT, 'LOGCB');
+  await createInProcessRuntime(app.deps, { pollMs: 10 }).drain();
+  const lines = app
+    .logs()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((e) => e.msg === 'callback delivered' || e.msg === 'callback not acknowledged');
+  assert.deepEqual(lines.map((e) => e.msg).sort(), ['callback delivered', 'callback not acknowledged']);
+  // What the redaction paths name, at any depth: the last segment of each path.
+  const redactedNames = new Set(REDACT_PATHS.map((p) => p.replace(/^.*[.[]"?|"?\]$/g, '')));
+  for (const line of lines) {
+    for (const [key, value] of Object.entries(line)) {
+      assert.ok(value === null || typeof value !== 'object', `${key} is a scalar in ${JSON.stringify(line)}`);
+      assert.ok(!redactedNames.has(key), `${key} is not a name redaction covers`);
+    }
+  }
+  assert.equal(lines.find((e) => e.msg === 'callback not acknowledged')?.http_status, 500);
 });

@@ -68,6 +68,22 @@ test('RFC 3986 keeps only the unreserved characters; form style is URLSearchPara
   );
 });
 
+test('a callback is signed over its form-style canonical query, whatever its fields hold', () => {
+  // signCallback serialises the sorted fields once; the message is still each pair in encodeForm, joined.
+  fc.assert(
+    fc.property(
+      fc.dictionary(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), { maxKeys: 12 }),
+      (fields) => {
+        const message = canonicalQuery(fields, encodeForm);
+        assert.equal(signCallback(fields, KEY), signMessage(message, KEY), message);
+      },
+    ),
+  );
+  // `signature` is never signed; a field holding an empty string is.
+  const fields = { b: 'x y', a: '', signature: 'ignored', 'é~': '*+' };
+  assert.equal(signCallback(fields, KEY), signMessage('a=&b=x+y&%C3%A9%7E=*%2B', KEY));
+});
+
 test('a signed GET verifies, and each kind of bad request is refused with its own reason', () => {
   const url = signGet('/api/report/v1/payment', { agency: 'LZS', q: "a b*'~+" }, KEY, NOW);
   const parsed = new URL(url, 'http://x');
