@@ -61,7 +61,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
 /**
  * The same logger without redaction, for the lines written per request or per delivery whose every field
  * is a scalar of ours named none of REDACT_PATHS' names: no path can match them, yet pino runs its
- * wildcard paths over each field of each line (about 13 us a line). Made once per logger.
+ * wildcard paths over each field of each line (13 to 35 us a line, by machine). Made once per logger.
  */
 export function scalarLines(logger: Logger): Logger {
   let lines = SCALAR_LINES.get(logger);
