@@ -122,6 +122,16 @@ export function signCallback(fields: Params, apiKey: string): string {
 }
 
 /**
+ * A direct callback's form body, signed: its fields in canonical order (sorted, `signature` left out), then
+ * `&signature=`. The text signed is the body's own beginning, so the fields are serialised once.
+ */
+export function signedCallbackBody(fields: Params, apiKey: string): string {
+  const canonical = canonicalForm(fields);
+  const signature = `signature=${signMessage(canonical, apiKey)}`;
+  return canonical === '' ? signature : `${canonical}&${signature}`;
+}
+
+/**
  * canonicalQuery(fields, encodeForm) in one serialisation: URLSearchParams writes each pair exactly as
  * encodeForm encodes it, `k=v` joined by `&`. Encoding each name and value through a URLSearchParams of its
  * own cost two of them per field on every callback delivered.

@@ -1,6 +1,6 @@
 import { scalarLines } from '../../core/logger.ts';
 import { CALLBACK_ID_HEADER, withCallbackId } from '../../core/payments/callback-fields.ts';
-import { signCallback } from '../../core/signatures.ts';
+import { signedCallbackBody } from '../../core/signatures.ts';
 import { CALLBACK_QUEUE, callbackDeferralJobId, callbackJobId } from '../../core/queues.ts';
 import type { AttemptVerdict } from '../../core/store/index.ts';
 import type { CallbackJob } from '../../schemas/index.ts';
@@ -100,6 +100,5 @@ export const callbackJob: JobDefinition<CallbackJob> = {
  * key comes with the lease (read in the same statement: no round trip of its own, decision 195).
  */
 function signedBody(apiKey: string | undefined, fields: Record<string, string>): string {
-  const signed = apiKey === undefined ? fields : { ...fields, signature: signCallback(fields, apiKey) };
-  return new URLSearchParams(signed).toString();
+  return apiKey === undefined ? new URLSearchParams(fields).toString() : signedCallbackBody(fields, apiKey);
 }

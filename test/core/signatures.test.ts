@@ -12,6 +12,7 @@ import {
   encodeForm,
   encodeRfc3986,
   signCallback,
+  signedCallbackBody,
   signGet,
   signMessage,
   signPost,
@@ -82,6 +83,25 @@ test('a callback is signed over its form-style canonical query, whatever its fie
   // `signature` is never signed; a field holding an empty string is.
   const fields = { b: 'x y', a: '', signature: 'ignored', 'é~': '*+' };
   assert.equal(signCallback(fields, KEY), signMessage('a=&b=x+y&%C3%A9%7E=*%2B', KEY));
+});
+
+test('a signed callback body holds each field once, sorted, then its signature, and verifies', () => {
+  fc.assert(
+    fc.property(
+      fc.dictionary(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), { maxKeys: 12 }),
+      (fields) => {
+        const body = signedCallbackBody(fields, KEY);
+        const sorted = Object.keys(fields)
+          .filter((key) => key !== 'signature')
+          .sort()
+          .map((key) => [key, fields[key]]);
+        const form = new URLSearchParams(body);
+        assert.deepEqual([...form.entries()], [...sorted, ['signature', signCallback(fields, KEY)]], body);
+        assert.ok(verifyCallback(form, KEY), body);
+      },
+    ),
+  );
+  assert.equal(signedCallbackBody({}, KEY), `signature=${signMessage('', KEY)}`);
 });
 
 test('a signed GET verifies, and each kind of bad request is refused with its own reason', () => {
