@@ -38,17 +38,28 @@ export interface RunningServer {
   exited: Promise<Finished>;
 }
 
+/** The web process's line once it listens: its URL. */
+export const SERVER_LISTENING = /"url":"(http:\/\/[^"]+)"/;
+
 /**
  * Starts `bin/server.ts`, resolving once it logs its URL (or rejecting if it exits first); `nodeFlags` go
- * before the script, as an operator's `node --max-old-space-size=...` would.
+ * before the script, as an operator's `node --max-old-space-size=...` would. A test that must see an earlier
+ * line gives it as `until` (its first group non-empty, and `url` then that group).
  */
-export function startServer(env: Record<string, string>, nodeFlags: string[] = []): Promise<RunningServer> {
-  return startProcess('bin/server.ts', { PORT: '0', ...env }, /"url":"(http:\/\/[^"]+)"/, nodeFlags);
+export function startServer(
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+  until = SERVER_LISTENING,
+): Promise<RunningServer> {
+  return startProcess('bin/server.ts', { PORT: '0', ...env }, until, nodeFlags);
 }
 
-/** Starts `bin/worker.ts`, resolving once it says it started. */
-export function startWorkerProcess(env: Record<string, string>): Promise<RunningServer> {
-  return startProcess('bin/worker.ts', env, /"msg":"worker (started)"/);
+/** Starts `bin/worker.ts`, resolving once it says it started (or once its output matches `until`). */
+export function startWorkerProcess(
+  env: Record<string, string>,
+  until = /"msg":"worker (started)"/,
+): Promise<RunningServer> {
+  return startProcess('bin/worker.ts', env, until);
 }
 
 function startProcess(

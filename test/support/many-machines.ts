@@ -33,15 +33,21 @@ export function clusterEnv(
   };
 }
 
-/** Starts a web process or worker on its own data directory; SIGKILLed when the test ends. */
+/**
+ * Starts a web process or worker on its own data directory, resolving once it is ready (or once its output
+ * matches `until`: processes.ts); SIGKILLed when the test ends.
+ */
 export async function startMachine(
   t: TestContext,
   kind: 'web' | 'worker',
   env: Record<string, string>,
   dir = tempDir(t),
+  until?: RegExp,
 ): Promise<Machine> {
-  const start = kind === 'web' ? startServer : startWorkerProcess;
-  const process = await start({ ...env, DATA_DIR: dir });
+  const machineEnv = { ...env, DATA_DIR: dir };
+  const process = await (kind === 'web'
+    ? startServer(machineEnv, [], until)
+    : startWorkerProcess(machineEnv, until));
   onCleanup(t, () => process.child.kill('SIGKILL'));
   return { dir, process };
 }
