@@ -105,7 +105,7 @@ test('a hostile webhook batch', async (t) => {
     },
   ];
 
-  // The first body of 64 KiB or more starts the webhook's preparing thread (0.7 s on a slow machine): that
+  // The first body of 64 KiB or more starts the webhook's preparing thread (0.8 s on a slow machine): that
   // start-up is not the refusal's, so it happens once, untimed, before the shapes are timed.
   assert.equal((await refuse(app, SHAPES[0]?.body() ?? '')).status, 422);
 
