@@ -276,11 +276,13 @@ function receiverRole(send: (message: unknown) => void): void {
     const { port } = server.address() as AddressInfo;
     send({ ok: true, result: `http://${HOST}:${port}` } satisfies Answer<string>);
   });
-  // Each message asks for the counts since the last one (and resets them).
-  process.on('message', () => {
+  // Each message asks for the counts since the last one: 'take' resets them, 'peek' does not.
+  process.on('message', (message) => {
     const result: ReceiverStats = { ...stats, orders: orders.size };
-    stats = { requests: 0, badSignatures: 0 };
-    orders = new Set();
+    if (message !== 'peek') {
+      stats = { requests: 0, badSignatures: 0 };
+      orders = new Set();
+    }
     send({ ok: true, result } satisfies Answer<ReceiverStats>);
   });
 }
@@ -839,6 +841,8 @@ async function main(): Promise<boolean> {
       redisPid: redis.pid,
       // The warm-up's callbacks are not counted at the receiver.
       warmedUp: () => ask<ReceiverStats>(callbackReceiver, 'take'),
+      expected: callbacks,
+      arrived: async () => (await ask<ReceiverStats>(callbackReceiver, 'peek')).orders,
     });
     const workersStats = await ask<ReceiverStats>(receiver, 'take');
     const workersCheck = workersDelivery.timedOut ? undefined : await checkPgCallbacks(pgServer.url);

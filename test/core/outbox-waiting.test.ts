@@ -122,43 +122,49 @@ onBothEngines(
 // drained, then ANALYZE) made the planner lease through the primary key and filter: each lease then read
 // every row delivered since, and a drain of N callbacks read about N x N / 64 rows. The lease must read the
 // waiting rows' own index whatever the statistics say.
-onPostgres('the lease reads the waiting index even when the statistics say nearly every row waits', async (_t, store) => {
-  const values = (from: number, to: number) =>
-    Array.from(
-      { length: to - from },
-      (_, k) => `('callbacks', 'callbacks:${from + k}', '{}', '${NOW.toISOString()}', NULL)`,
-    ).join(', ');
-  for (let from = 0; from < 20_000; from += 5000)
+onPostgres(
+  'the lease reads the waiting index even when the statistics say nearly every row waits',
+  async (_t, store) => {
+    const values = (from: number, to: number) =>
+      Array.from(
+        { length: to - from },
+        (_, k) => `('callbacks', 'callbacks:${from + k}', '{}', '${NOW.toISOString()}', NULL)`,
+      ).join(', ');
+    for (let from = 0; from < 20_000; from += 5000)
+      await store.write(
+        `INSERT INTO outbox (queue, job_id, payload, created_at, next_try_at) VALUES ${values(from, from + 5000)}`,
+      );
+    await store.write('ANALYZE outbox');
+    // Most of the backlog delivered since the statistics were taken (not analysed again).
     await store.write(
-      `INSERT INTO outbox (queue, job_id, payload, created_at, next_try_at) VALUES ${values(from, from + 5000)}`,
-    );
-  await store.write('ANALYZE outbox');
-  // Most of the backlog delivered since the statistics were taken (not analysed again).
-  await store.write(
-    `UPDATE outbox SET sent_at = '${NOW.toISOString()}', done_at = '${NOW.toISOString()}'
+      `UPDATE outbox SET sent_at = '${NOW.toISOString()}', done_at = '${NOW.toISOString()}'
      WHERE job_id IN (SELECT 'callbacks:' || i FROM generate_series(0, 14999) AS i)`,
-  );
-  const at = `'${NOW.toISOString()}'::timestamptz`;
-  for (const [name, sql, literals] of [
-    ['lease', LEASE.text, [`'callbacks'`, at, '32', at]],
-    ['look', PENDING.text, [at, '500', 'NULL']],
-    ['look leaving the callbacks', PENDING.text, [at, '500', `'callbacks'`]],
-  ] as const) {
-    const plan = await planOf(store, sql, [...literals]);
-    const text = plan.join(' | ');
-    assert.ok(plan.some((step) => /Index (Only )?Scan using outbox_waiting/.test(step)), `${name}: ${text}`);
-    // The primary key only to fetch the rows chosen, by id: never walked in order and filtered.
-    plan.forEach((step, i) => {
-      if (/Scan using outbox_pkey/.test(step))
-        assert.match(plan[i + 1] ?? '', /Index Cond: \(id = /, `${name} walks the primary key: ${text}`);
-    });
-  }
-  const looked = await store.outbox.pending(500, NOW);
-  assert.equal(looked[0]?.jobId, 'callbacks:15000');
-  assert.equal(looked.length, 500);
-  const leased = await store.outbox.lease('callbacks', 32, NOW, UNTIL);
-  assert.deepEqual(
-    leased.map((r) => r.jobId),
-    Array.from({ length: 32 }, (_, i) => `callbacks:${15_000 + i}`),
-  );
-});
+    );
+    const at = `'${NOW.toISOString()}'::timestamptz`;
+    for (const [name, sql, literals] of [
+      ['lease', LEASE.text, [`'callbacks'`, at, '32', at]],
+      ['look', PENDING.text, [at, '500', 'NULL']],
+      ['look leaving the callbacks', PENDING.text, [at, '500', `'callbacks'`]],
+    ] as const) {
+      const plan = await planOf(store, sql, [...literals]);
+      const text = plan.join(' | ');
+      assert.ok(
+        plan.some((step) => /Index (Only )?Scan using outbox_waiting/.test(step)),
+        `${name}: ${text}`,
+      );
+      // The primary key only to fetch the rows chosen, by id: never walked in order and filtered.
+      plan.forEach((step, i) => {
+        if (/Scan using outbox_pkey/.test(step))
+          assert.match(plan[i + 1] ?? '', /Index Cond: \(id = /, `${name} walks the primary key: ${text}`);
+      });
+    }
+    const looked = await store.outbox.pending(500, NOW);
+    assert.equal(looked[0]?.jobId, 'callbacks:15000');
+    assert.equal(looked.length, 500);
+    const leased = await store.outbox.lease('callbacks', 32, NOW, UNTIL);
+    assert.deepEqual(
+      leased.map((r) => r.jobId),
+      Array.from({ length: 32 }, (_, i) => `callbacks:${15_000 + i}`),
+    );
+  },
+);
