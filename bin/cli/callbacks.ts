@@ -1,7 +1,6 @@
 /** `amil callbacks`: direct callbacks to merchants and their deliveries. */
 import { InvalidArgumentError, type Command } from 'commander';
 import { CALLBACK_QUEUE } from '../../core/queues.ts';
-import { publishWakeOnce } from '../../pipeline/bullmq/wakes.ts';
 import { CliError } from '../cli-errors.ts';
 import type { CliContext } from './context.ts';
 
@@ -59,7 +58,8 @@ export function register(program: Command, cli: CliContext): void {
       const id = await deps.store.callbacks.redeliver(orderNo, deps.clock.now().toISOString());
       if (id === undefined) throw new CliError(`order ${orderNo} has no callback to send again`);
       // Redis mode: the workers hear of it now rather than at their next look at the outbox.
-      if (deps.config.redisUrl) await publishWakeOnce(deps, [CALLBACK_QUEUE]);
+      if (deps.config.redisUrl)
+        await (await import('../../pipeline/bullmq/wakes.ts')).publishWakeOnce(deps, [CALLBACK_QUEUE]);
       print(
         `Callback ${id} of ${orderNo} queued; the pipeline delivers it (embedded: the web process; Redis: the workers).`,
       );

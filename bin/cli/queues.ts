@@ -1,8 +1,6 @@
 /** `amil queues`: the pipeline's queues, in whichever runtime this configuration uses. */
 import type { Command } from 'commander';
 import { CALLBACK_QUEUE } from '../../core/queues.ts';
-import { createBullRuntime } from '../../pipeline/bullmq/runtime.ts';
-import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import type { PipelineRuntime } from '../../pipeline/runtime.ts';
 import type { CliContext } from './context.ts';
 
@@ -60,9 +58,13 @@ export function register(program: Command, cli: CliContext): void {
 /** The pipeline runtime this configuration uses, without running any job: to look and to retry. */
 async function runtimeOf(cli: CliContext, use: (runtime: PipelineRuntime) => Promise<void>): Promise<void> {
   const d = cli.deps();
+  // Loaded on demand, as every runtime is by the CLI: its other commands start without them (decision 257).
   const runtime = d.config.redisUrl
-    ? createBullRuntime(d, { pollMs: 500, withWorkers: false })
-    : createInProcessRuntime(d);
+    ? (await import('../../pipeline/bullmq/runtime.ts')).createBullRuntime(d, {
+        pollMs: 500,
+        withWorkers: false,
+      })
+    : (await import('../../pipeline/in-process-runtime.ts')).createInProcessRuntime(d);
   try {
     await use(runtime);
   } finally {

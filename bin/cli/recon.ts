@@ -2,7 +2,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { formatSen } from '../../core/money.ts';
 import { TEST_SINK } from '../../core/store/index.ts';
-import { asOfNow, reconSinks, runReconciliation } from '../../pipeline/recon/run-day.ts';
 import { CliError } from '../cli-errors.ts';
 import { day, pastDay, sinkName, sinkOf } from './args.ts';
 import type { CliContext } from './context.ts';
@@ -25,6 +24,8 @@ export function register(program: Command, cli: CliContext): void {
     .option('--no-mail', 'record the run without e-mailing the workbook')
     .action(async (opts: { day: string; agency?: string; mail: boolean }) => {
       const d = cli.deps();
+      // The workbook writer (exceljs) loads only for the command that writes one (decision 257).
+      const { asOfNow, reconSinks, runReconciliation } = await import('../../pipeline/recon/run-day.ts');
       const sinks = opts.agency ? [sinkOf(opts.agency)] : await reconSinks(d);
       for (const sink of sinks)
         if (sink !== TEST_SINK && !(await d.store.agencies.get(sink)))

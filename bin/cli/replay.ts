@@ -2,8 +2,6 @@
 import path from 'node:path';
 import { Presets, SingleBar } from 'cli-progress';
 import { InvalidArgumentError, type Command } from 'commander';
-import { exportDay } from '../../pipeline/recon/replay.ts';
-import { compareWithOriginal, replayAsOf, replayFrom } from '../../pipeline/recon/replay-run.ts';
 import { day, instant, sinkOf } from './args.ts';
 import type { CliContext } from './context.ts';
 
@@ -25,6 +23,11 @@ export function register(program: Command, cli: CliContext): void {
     )
     .action(async (opts: { day: string; out: string; asOf?: Date }) => {
       const d = cli.deps();
+      // The pipeline loads only for the commands that run it (decision 257).
+      const [{ exportDay }, { replayAsOf }] = await Promise.all([
+        import('../../pipeline/recon/replay.ts'),
+        import('../../pipeline/recon/replay-run.ts'),
+      ]);
       const manifest = await exportDay(d, opts.day, opts.asOf ?? (await replayAsOf(d, opts.day)), opts.out);
       print(
         `${opts.out}: ${manifest.batches.length} bodies (${manifest.batches.filter((b) => b.excerpt).length} excerpts), ` +
@@ -69,6 +72,7 @@ interface ReplayOptions {
 async function replay(cli: CliContext, opts: ReplayOptions): Promise<void> {
   const { print } = cli;
   const d = cli.deps();
+  const { compareWithOriginal, replayFrom } = await import('../../pipeline/recon/replay-run.ts');
   const bar = new SingleBar(
     { format: 'replay {bar} {value}/{total} {stage}', stream: cli.stderr },
     Presets.shades_classic,

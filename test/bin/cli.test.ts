@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bankRecord, startApp, tempDir } from '../helpers.ts';
-import { runCli } from './processes.ts';
+import { runCli, runCliProcess } from './processes.ts';
 import { paidOrders } from '../support/orders.ts';
 import { startRedis } from '../support/redis.ts';
 
@@ -31,7 +31,8 @@ test('amil partner set-password --password-stdin --revoke-others rotates to a ch
   const dataDir = tempDir(t);
   const env = { DATA_DIR: dataDir, SEED_DEMO: 'false' };
   assert.equal((await runCli(['partner', 'set-password', 'bank-a', '--label', 'old'], env)).code, 0);
-  const rotated = await runCli(
+  // The real entry point, as its own process: the password arrives on its standard input.
+  const rotated = await runCliProcess(
     ['partner', 'set-password', 'bank-a', '--label', 'new', '--password-stdin', '--revoke-others'],
     env,
     'chosen-password-from-the-bank\n',
@@ -52,7 +53,7 @@ test('amil partner set-password --password-stdin --revoke-others rotates to a ch
     ],
   );
 
-  const short = await runCli(['partner', 'set-password', 'bank-a', '--password-stdin'], env, 'short');
+  const short = await runCliProcess(['partner', 'set-password', 'bank-a', '--password-stdin'], env, 'short');
   assert.equal(short.code, 1);
   assert.match(short.stderr, /at least 16 characters/);
   const badId = await runCli(['partner', 'set-password', 'Bank A'], env);

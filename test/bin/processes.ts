@@ -1,7 +1,13 @@
-/** Runs the real entry points (bin/) as child processes, the way ops and CI do. */
+/**
+ * Runs the real entry points (bin/) as child processes, the way ops and CI do; and the ops CLI's program
+ * in this process, over an environment of its own, for the many tests that only need what a command does.
+ */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { Writable } from 'node:stream';
+import { cliEnvironment } from '../../bin/cli/environment.ts';
+import { runProgram } from '../../bin/cli/program.ts';
 import { REPO_ROOT } from '../helpers.ts';
 
 export interface Finished {
@@ -14,8 +20,41 @@ function baseEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env };
 }
 
-/** Runs `amil <args>` to completion. */
-export function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<Finished> {
+/** A stream that keeps what is written to it. */
+function capture(): { stream: Writable; text(): string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
+  return { stream, text: () => chunks.join('') };
+}
+
+/**
+ * Runs `amil <args>` to completion in this process: the program bin/amil.ts runs, over `env` alone (as a
+ * child given only `env` would see it), its output captured. A child process costs two to four seconds of
+ * CPU to load the program; this costs none (decision 257). {@link runCliProcess} tests the entry point.
+ */
+export async function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<Finished> {
+  const stdout = capture();
+  const stderr = capture();
+  const code = await runProgram(args, {
+    ...cliEnvironment(baseEnv(env), stderr.stream),
+    from: 'user',
+    stdout: stdout.stream,
+    readStdin: () => stdin ?? '',
+  });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+/** Runs `amil <args>` to completion as its own process: `node --import tsx bin/amil.ts <args>`. */
+export function runCliProcess(
+  args: string[],
+  env: Record<string, string>,
+  stdin?: string,
+): Promise<Finished> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bin/amil.ts'), ...args], {
       cwd: REPO_ROOT,

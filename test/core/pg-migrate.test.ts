@@ -12,7 +12,7 @@ import { openDatabase } from '../../core/store/sqlite/db.ts';
 import { pgMigrationFiles } from '../../core/store/pg/migrate.ts';
 import { openPgPool, type PgDb } from '../../core/store/pg/pool.ts';
 import { runProgram } from '../../bin/cli/program.ts';
-import { runCli } from '../bin/processes.ts';
+import { runCliProcess } from '../bin/processes.ts';
 import { tempDir } from '../helpers.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 
@@ -55,7 +55,9 @@ async function withPool<T>(url: string, fn: (db: PgDb) => Promise<T>): Promise<T
 test('ten processes migrating one fresh database at once apply each migration exactly once', async () => {
   const url = await server.createTestDatabase();
   const runs = await Promise.all(
-    Array.from({ length: 10 }, () => runCli(['db', 'migrate'], { DATABASE_URL: url, NODE_ENV: 'test' })),
+    Array.from({ length: 10 }, () =>
+      runCliProcess(['db', 'migrate'], { DATABASE_URL: url, NODE_ENV: 'test' }),
+    ),
   );
   for (const run of runs) assert.equal(run.code, 0, run.stderr);
   const appliedLines = runs.flatMap((run) => run.stdout.split('\n').filter((l) => l.startsWith('applied')));
