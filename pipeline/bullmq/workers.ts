@@ -133,11 +133,18 @@ export function createBullWorkers(
     async stop(): Promise<void> {
       // A worker closed while its connections are still starting (a stop right after start) has BullMQ
       // re-throw the start-up's "Connection is closed" as an unhandled rejection: let them finish starting
-      // first, for as long as Redis answers within a check.
-      await settlesBy(Promise.all(workers.map((w) => w.waitUntilReady())), Date.now() + STOP_CHECK_MS);
+      // first, for as long as Redis answers within a check. One check was not enough on a loaded machine:
+      // the start-up took longer than 250 ms, and the rejection came (1 stop in 8 with the cores busy).
+      const ready = Promise.all(workers.map((w) => w.waitUntilReady()));
+      let silentSince: number | undefined;
+      while (!(await settlesBy(ready, Date.now() + STOP_CHECK_MS))) {
+        const answering = await allAnswer(connections, STOP_CHECK_MS);
+        silentSince = answering ? undefined : (silentSince ?? Date.now());
+        if (silentSince !== undefined && Date.now() - silentSince >= REDIS_STOP_WAIT_MS) break;
+      }
       let closed = false;
       const closing = Promise.all(workers.map((w) => w.close())).then(() => (closed = true));
-      let silentSince: number | undefined;
+      silentSince = undefined;
       while (!closed) {
         await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, STOP_CHECK_MS))]);
         if (closed) break;

@@ -4,8 +4,14 @@ import { fixedClock } from '../../core/clock.ts';
 import { bankRecord, problemOf, startApp, type TestApp } from '../helpers.ts';
 import { appDb } from '../support/app-db.ts';
 
-/** Generous: the refusal is meant to take tens of milliseconds; the machine is shared and slow. */
-const REFUSAL_BOUND_MS = 1000;
+/**
+ * Generous: the refusal is meant to take tens of milliseconds. What the bound catches is work that grows with
+ * the hostile shape (seconds to minutes); the suite runs a file more than there are cores, and on the 2-core
+ * machine a 3.8 MB refusal took 1,126 ms beside two other files.
+ */
+const REFUSAL_BOUND_MS = 3000;
+/** The event loop stays free meanwhile: a 5 ms request that waits for the judging would wait seconds. */
+const LOOP_BOUND_MS = 1000;
 
 function unknownKeys(count: number, prefix = 'u'): Record<string, number> {
   const keys: Record<string, number> = {};
@@ -110,29 +116,32 @@ test('a hostile webhook batch', async (t) => {
   assert.equal((await refuse(app, SHAPES[0]?.body() ?? '')).status, 422);
 
   for (const { shape, body, pointer } of SHAPES) {
-    await t.test(`refuses ${shape} within a second, with pointers, and stores nothing`, async (t) => {
-      const before = await app.deps.store.bankPostings.counts();
-      const result = await refuse(app, body());
-      t.diagnostic(
-        `refused in ${result.ms.toFixed(0)} ms; /api/version meanwhile ${result.versionMs.toFixed(0)} ms`,
-      );
-      assert.ok(result.ms < REFUSAL_BOUND_MS, `refused in ${result.ms.toFixed(0)} ms`);
-      assert.ok(
-        result.versionMs < REFUSAL_BOUND_MS,
-        `/api/version answered in ${result.versionMs.toFixed(0)} ms`,
-      );
-      assert.equal(result.status, 422);
-      assert.equal(result.problem.type, 'https://docs.amil.my/problems/validation-failed');
-      const errors = result.problem.errors ?? [];
-      assert.ok(errors.length > 0, 'the problems are listed');
-      assert.ok(errors.length <= 100, `at most 100 problems listed, got ${errors.length}`);
-      assert.ok(
-        errors.every((e) => pointer.test(e.pointer)),
-        JSON.stringify(errors.slice(0, 5)),
-      );
-      assert.equal(result.version.status, 200);
-      assert.deepEqual(await app.deps.store.bankPostings.counts(), before);
-    });
+    await t.test(
+      `refuses ${shape} within seconds, answering others meanwhile, with pointers, and stores nothing`,
+      async (t) => {
+        const before = await app.deps.store.bankPostings.counts();
+        const result = await refuse(app, body());
+        t.diagnostic(
+          `refused in ${result.ms.toFixed(0)} ms; /api/version meanwhile ${result.versionMs.toFixed(0)} ms`,
+        );
+        assert.ok(result.ms < REFUSAL_BOUND_MS, `refused in ${result.ms.toFixed(0)} ms`);
+        assert.ok(
+          result.versionMs < LOOP_BOUND_MS,
+          `/api/version answered in ${result.versionMs.toFixed(0)} ms`,
+        );
+        assert.equal(result.status, 422);
+        assert.equal(result.problem.type, 'https://docs.amil.my/problems/validation-failed');
+        const errors = result.problem.errors ?? [];
+        assert.ok(errors.length > 0, 'the problems are listed');
+        assert.ok(errors.length <= 100, `at most 100 problems listed, got ${errors.length}`);
+        assert.ok(
+          errors.every((e) => pointer.test(e.pointer)),
+          JSON.stringify(errors.slice(0, 5)),
+        );
+        assert.equal(result.version.status, 200);
+        assert.deepEqual(await app.deps.store.bankPostings.counts(), before);
+      },
+    );
   }
 
   await t.test('says how many problems were left out when it lists only the first 100', async () => {
