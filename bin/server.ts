@@ -23,7 +23,7 @@ await runMain(async () => {
   if (config.nodeEnv === 'production') await assertNoDemoSecrets(deps.store);
 
   // Readiness checks Redis, and the metrics read the queues, before the first request.
-  const observed = observePipeline(deps);
+  const observed = await observePipeline(deps);
   const listening = await listen(app.web);
   for (const server of listening.servers) logger.info({ hosts: server.name, url: server.url }, 'listening');
   // Where a new user goes next (the README's quick start): the landing page and the demo shop.

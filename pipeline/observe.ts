@@ -1,6 +1,5 @@
 import { Redis } from 'ioredis';
 import type { Deps } from '../core/deps.ts';
-import { openQueues, readQueueCounts } from './bullmq/queues.ts';
 import { pipelineQueueNames } from './queues.ts';
 
 /** How long readiness waits for Redis before calling it down. */
@@ -9,9 +8,10 @@ const REDIS_PING_TIMEOUT_MS = 2000;
 /**
  * Lets the web process see its pipeline: in Redis mode Redis joins readiness (PING) and the queue gauges
  * read BullMQ's counts from Redis at each scrape, so one scrape of the web process covers the workers too;
- * in embedded mode the outbox is the queue and its rows are the jobs. Close it with the process.
+ * in embedded mode the outbox is the queue and its rows are the jobs. Close it with the process. BullMQ is
+ * loaded in Redis mode only (decision 257).
  */
-export function observePipeline(deps: Deps): { close(): Promise<void> } {
+export async function observePipeline(deps: Deps): Promise<{ close(): Promise<void> }> {
   const url = deps.config.redisUrl;
   if (!url) {
     deps.metrics.setQueueCounts(async () =>
@@ -35,6 +35,7 @@ export function observePipeline(deps: Deps): { close(): Promise<void> } {
   deps.readiness.add('redis', async () => {
     await redis.ping();
   });
+  const { openQueues, readQueueCounts } = await import('./bullmq/queues.ts');
   const queues = openQueues(deps);
   const names = pipelineQueueNames(deps.config);
   deps.metrics.setQueueCounts(() => readQueueCounts(queues, names));

@@ -3,7 +3,7 @@ import type { Logger } from '../core/logger.ts';
 import type { OutboxRow } from '../core/store/index.ts';
 import { jobFor } from './jobs/index.ts';
 import { runJob } from './jobs/run.ts';
-import { PermanentJobError } from './jobs/types.ts';
+import { BusyJobError, PermanentJobError } from './jobs/types.ts';
 import { afterFailure, type RetryPolicy } from './retry.ts';
 
 /**
@@ -40,6 +40,11 @@ export async function runOutboxRow(
     // Logged once recorded: with a store that cannot write, the store fault is the one line.
     const permanent = err instanceof PermanentJobError;
     const exhausted = failed && !permanent;
-    log.warn({ err, queue: row.queue, job_id: row.jobId, attempts, permanent, exhausted }, 'job failed');
+    if (err instanceof BusyJobError && !exhausted)
+      log.info(
+        { queue: row.queue, job_id: row.jobId, attempts, reason: err.message },
+        'job waits for another attempt',
+      );
+    else log.warn({ err, queue: row.queue, job_id: row.jobId, attempts, permanent, exhausted }, 'job failed');
   }
 }

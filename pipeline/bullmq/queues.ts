@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { redisUrlOf } from './redis-url.ts';
 import type { Deps } from '../../core/deps.ts';
 import { settlesBy } from '../poller.ts';
 import type { QueueCounts } from '../runtime.ts';
@@ -12,13 +13,6 @@ import type { QueueCounts } from '../runtime.ts';
  * outbox rows handed over again (jobs converge when run twice).
  */
 export const REDIS_STOP_WAIT_MS = 5000;
-
-/** REDIS_URL, which Redis mode cannot run without. */
-export function redisUrlOf(deps: Deps): string {
-  const url = deps.config.redisUrl;
-  if (!url) throw new Error('BullMQ needs REDIS_URL');
-  return url;
-}
 
 /** BullMQ's job counts of each queue (prioritized jobs count as waiting). */
 export function readQueueCounts(

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { Deps } from '../../core/deps.ts';
 import { outboxSignal } from '../../core/store/index.ts';
-import { redisUrlOf } from './queues.ts';
+import { redisUrlOf } from './redis-url.ts';
 
 /**
  * Redis mode across processes (decision 220): the web process publishes the queues whose rows it committed

@@ -5,11 +5,12 @@ import type { Logger } from '../../core/logger.ts';
 import { isStoreOutage } from '../../core/store/outage.ts';
 import { jobFor } from '../jobs/index.ts';
 import { runJob } from '../jobs/run.ts';
-import { PermanentJobError } from '../jobs/types.ts';
+import { BusyJobError, PermanentJobError } from '../jobs/types.ts';
 import { settlesBy } from '../poller.ts';
 import { pipelineQueueNames } from '../queues.ts';
 import { delayBefore, retryPolicyFor } from '../retry.ts';
-import { REDIS_STOP_WAIT_MS, redisUrlOf } from './queues.ts';
+import { REDIS_STOP_WAIT_MS } from './queues.ts';
+import { redisUrlOf } from './redis-url.ts';
 
 /**
  * How often a job may be handed back after its worker died before BullMQ fails it. Jobs converge when run
@@ -115,6 +116,12 @@ export function createBullWorkers(
     );
     worker.on('failed', (job, err) => {
       if (isStoreOutage(err)) outageFailure(name, job?.id, err);
+      // Still to be retried: a job out of attempts failed, whatever held it.
+      else if (err instanceof BusyJobError && job && job.attemptsMade < (job.opts.attempts ?? 1))
+        log.info(
+          { queue: name, job_id: job?.id, attempts: job?.attemptsMade, reason: err.message },
+          'job waits for another attempt',
+        );
       else log.warn({ err, queue: name, job_id: job?.id, attempts: job?.attemptsMade }, 'job failed');
     });
     worker.on('error', (err) => log.warn({ err, queue: name }, 'worker error'));

@@ -3,7 +3,7 @@ import type { Deps } from '../../core/deps.ts';
 import { RECEIPT_QUEUE, receiptJobId } from '../../core/queues.ts';
 import type { ReceiptJob } from '../../schemas/index.ts';
 import { receiptMail } from '../receipts/mail.ts';
-import { PermanentJobError, type JobDefinition } from './types.ts';
+import { BusyJobError, PermanentJobError, type JobDefinition } from './types.ts';
 
 /**
  * E-mails a paid order's receipt to the payer (through the same mailer as the nightly e-mail: SMTP, or an
@@ -28,7 +28,7 @@ export const receiptJob: JobDefinition<ReceiptJob> = {
     const claim = await deps.store.receipts.claim(data.orderNo, started.toISOString(), leaseUntil);
     if ('refused' in claim) {
       if (claim.refused === 'done') return;
-      throw new Error(`the receipt of ${data.orderNo} is being sent by another attempt`);
+      throw new BusyJobError(`the receipt of ${data.orderNo} is being sent by another attempt`);
     }
     const { claimed: receipt, attempt } = claim;
     const order = await deps.store.orders.order(receipt.orderNo);

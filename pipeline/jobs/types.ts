@@ -41,3 +41,12 @@ export interface JobOutcome {
 export class PermanentJobError extends Error {
   override name = 'PermanentJobError';
 }
+
+/**
+ * Thrown for a job whose work another attempt holds (a receipt leased by an attempt still sending, or by one
+ * that died with its lease): retried on the policy like any failure, but nothing failed, so it is logged as
+ * a wait (info), not as a failure (warn). After a database crash every such retry was a "job failed" line.
+ */
+export class BusyJobError extends Error {
+  override name = 'BusyJobError';
+}

@@ -4,7 +4,7 @@ import { setTimeout } from 'node:timers/promises';
 import type ExcelJS from 'exceljs';
 import type { ReconSnapshot } from '../../core/store/index.ts';
 import { addTextRow, EXCEL_MAX_ROWS } from './cells.ts';
-import { DeterministicWorkbookWriter } from './deterministic-writer.ts';
+import type { DeterministicWorkbookWriter } from './deterministic-writer.ts';
 import { summaryBuilder, type DaySummary } from './summary.ts';
 import {
   ADJUSTMENT_COLUMNS,
@@ -38,6 +38,8 @@ export const SHEETS = ['Summary', 'Transactions', 'Exceptions', 'Pending', 'Adju
  */
 export async function writeReconWorkbook(input: WorkbookInput): Promise<DaySummary> {
   const { snapshot } = input;
+  // exceljs loads with the first workbook, not with every process that could write one (decision 257).
+  const { DeterministicWorkbookWriter } = await import('./deterministic-writer.ts');
   const workbook = new DeterministicWorkbookWriter({ filename: input.file, date: new Date(snapshot.asOf) });
   workbook.reserveFirstSheet();
 

@@ -127,7 +127,7 @@ test('nightly runs and their failed e-mails are measured per sink', async (t) =>
 test('in Redis mode readiness and the queue gauges follow Redis; with Redis stopped ready is 503 and /metrics still answers', async (t) => {
   const redis = await startRedis(t);
   const app = await startApp(t, { REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix });
-  const observed = observePipeline(app.deps);
+  const observed = await observePipeline(app.deps);
   onCleanup(t, () => observed.close());
   assert.equal((await app.postBatch({ transactions: [bankRecord()] })).status, 200);
   // The relay hands the job to Redis; no worker runs, so it waits there.

@@ -106,13 +106,13 @@ export function registerDashboardPages(router: Router, deps: Deps): void {
   });
 
   for (const format of ['csv', 'xlsx'] as const) {
-    router.get(`/payments/export.${format}`, (ctx) => {
+    router.get(`/payments/export.${format}`, async (ctx) => {
       const { query, filter } = paymentFilter(ctx, today());
       const rows = reads.paymentRows(filter);
       const name = `payments-${filter.agency}-${query.start}_${query.end}.${format}`;
       ctx.set('Content-Disposition', `attachment; filename="${name}"`);
       ctx.type = format === 'csv' ? CSV_TYPE : XLSX_TYPE;
-      ctx.body = format === 'csv' ? paymentsCsv(rows) : paymentsXlsx(rows, deps.clock.now());
+      ctx.body = format === 'csv' ? paymentsCsv(rows) : await paymentsXlsx(rows, deps.clock.now());
     });
   }
 

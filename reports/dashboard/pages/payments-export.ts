@@ -6,7 +6,6 @@ import type { PaymentRow } from '../../../core/store/index.ts';
 import { formatSen } from '../../../core/money.ts';
 import { formatKl } from '../../../core/time.ts';
 import { addTextRow, EXCEL_MAX_ROWS, startsLikeFormula, visibleText } from '../../reconciliation/cells.ts';
-import { DeterministicWorkbookWriter } from '../../reconciliation/deterministic-writer.ts';
 
 interface Column {
   header: string;
@@ -88,7 +87,9 @@ async function drained(out: Writable): Promise<void> {
  * of payments (continued on "Payments (2)" past Excel's row limit), bold frozen header, filters, money as
  * numbers in ringgit. Errors while writing destroy the stream (the client sees a broken download).
  */
-export function paymentsXlsx(rows: AsyncIterable<PaymentRow>, now: Date): Readable {
+export async function paymentsXlsx(rows: AsyncIterable<PaymentRow>, now: Date): Promise<Readable> {
+  // exceljs loads with the first export, not with every web process (decision 257).
+  const { DeterministicWorkbookWriter } = await import('../../reconciliation/deterministic-writer.ts');
   const out = new PassThrough();
   const workbook = new DeterministicWorkbookWriter({ stream: out, date: now });
   const open = (name: string) => {
