@@ -9,7 +9,6 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { createServer, type AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { createDeps } from '../../core/bootstrap.ts';
 import { createLogger } from '../../core/logger.ts';
@@ -17,17 +16,9 @@ import { createOutboxRelay } from '../../pipeline/bullmq/outbox-relay.ts';
 import { bankRecord, onCleanup, tempDir } from '../helpers.ts';
 import { generateDay } from '../support/recon-day.ts';
 import { ledgerNow, ledgerTruth, postDay, sameLines, waitUntil } from '../support/faults.ts';
+import { freePort } from '../support/free-port.ts';
 import { startRedis, type TestRedis } from '../support/redis.ts';
 import { runCli, startServer, startWorkerProcess, type RunningServer } from './processes.ts';
-
-/** A loopback port with nothing listening (a dependency that is down). */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 function queueOf(t: TestContext, redis: TestRedis, name: string): Queue {
   const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
