@@ -3,7 +3,7 @@
  * table by table and workbook by workbook.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { migrateStore } from '../../core/store/sqlite/migrate-store.ts';
+import { migrateStore, reopenMovedStore } from '../../core/store/sqlite/migrate-store.ts';
 import { redactDatabaseUrl } from '../../core/store/pg/pool.ts';
 import type { CliContext } from './context.ts';
 
@@ -19,6 +19,14 @@ const postgresTarget = (value: string): string => {
   return value;
 };
 
+interface MigrateStoreOptions {
+  from: string;
+  to?: string;
+  dataDir?: string;
+  allowMissingWorkbooks?: boolean;
+  reopen?: boolean;
+}
+
 /** Adds the `migrate-store` command. */
 export function register(program: Command, cli: CliContext): void {
   const { print } = cli;
@@ -28,11 +36,7 @@ export function register(program: Command, cli: CliContext): void {
       'Copy a SQLite store and its workbooks into an empty PostgreSQL database; commits only if every table and workbook reads back the same',
     )
     .requiredOption('--from <sqlite:FILE>', 'the SQLite file, e.g. sqlite:./data/amil.db', sqliteSource)
-    .requiredOption(
-      '--to <url>',
-      'the PostgreSQL database, postgres://user:password@host:5432/amil',
-      postgresTarget,
-    )
+    .option('--to <url>', 'the PostgreSQL database, postgres://user:password@host:5432/amil', postgresTarget)
     .option(
       '--data-dir <dir>',
       "where the runs' workbooks are: the installation's DATA_DIR (default: the folder of the SQLite file)",
@@ -41,7 +45,26 @@ export function register(program: Command, cli: CliContext): void {
       '--allow-missing-workbooks',
       'move the runs whose workbook is missing or differs from its SHA-256 without it, instead of refusing',
     )
-    .action(async (opts: { from: string; to: string; dataDir?: string; allowMissingWorkbooks?: boolean }) => {
+    .option(
+      '--reopen',
+      'instead of copying: lift the mark of an earlier move from the SQLite file, so it can be written again',
+    )
+    .addHelpText(
+      'after',
+      '\nStop every process using the SQLite file first. Once PostgreSQL has committed the copy, the file is ' +
+        'marked moved: it refuses every write, and a server started on it refuses to start (--reopen undoes that).',
+    )
+    .action(async (opts: MigrateStoreOptions) => {
+      if (opts.reopen) {
+        const lifted = reopenMovedStore(opts.from);
+        print(
+          lifted
+            ? `${opts.from} can be written again. Writes made to PostgreSQL since the move are not in it.`
+            : `${opts.from} was not marked moved: nothing to do.`,
+        );
+        return;
+      }
+      if (!opts.to) throw new InvalidArgumentError('--to postgres://... is required (or --reopen)');
       print(`Copying ${opts.from} into ${redactDatabaseUrl(opts.to)} ...`);
       const copy = await migrateStore(opts.from, opts.to, {
         dataDir: opts.dataDir,
@@ -62,6 +85,11 @@ export function register(program: Command, cli: CliContext): void {
       print(
         `Copied ${rows} rows in ${copy.tables.length} tables and ${copy.workbooks.length} workbooks ` +
           `(${bytes} bytes); counts and checksums match. Set DATABASE_URL to use it.`,
+      );
+      print(
+        copy.sourceMarked
+          ? `${opts.from} is marked moved: it refuses writes from now on (--reopen lifts that).`
+          : `WARNING: ${opts.from} could not be marked moved (${copy.markError}): make sure no process writes it.`,
       );
       if (copy.leftOut.length > 0)
         print(

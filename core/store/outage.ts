@@ -1,8 +1,8 @@
 /**
  * Whether a store error says the database could not take the request just now, rather than that the
  * request or the code is wrong: a client should send it again a little later, and is told so (503 with
- * Retry-After) instead of an internal error. Read from the errors' codes only, so this file needs neither
- * driver.
+ * Retry-After) instead of an internal error. Read from the errors' codes (and a moved SQLite store's
+ * message), so this file needs neither driver.
  */
 
 /**
@@ -26,6 +26,13 @@ export const STORE_CONNECTION_LOST = 'STORE_CONNECTION_LOST';
 
 /** SQLite: another process held the write lock past the busy timeout; the disk is full. */
 const SQLITE_OUTAGES = ['SQLITE_BUSY', 'SQLITE_FULL'];
+
+/**
+ * How the refusal of a SQLite store moved to PostgreSQL begins (sqlite/moved-mark.ts, decision 258): a
+ * server left running on the old file cannot write, and its clients are told to send again later, by when
+ * the deployment answers from PostgreSQL.
+ */
+export const STORE_MOVED_MESSAGE = 'this store was moved to PostgreSQL';
 
 /**
  * PostgreSQL (SQLSTATE): class 08 connection exception; class 53 insufficient resources (disk full, out of
@@ -57,6 +64,8 @@ export function isStoreOutage(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return false;
   if (SQLITE_OUTAGES.some((prefix) => code.startsWith(prefix))) return true;
+  if (code === 'SQLITE_CONSTRAINT_TRIGGER')
+    return String((err as { message?: unknown }).message).startsWith(STORE_MOVED_MESSAGE);
   if (/^[0-9A-Z]{5}$/.test(code)) return PG_OUTAGE_CLASSES.includes(code.slice(0, 2)) || PG_OUTAGES.has(code);
   return SOCKET_OUTAGES.has(code);
 }

@@ -13,11 +13,13 @@ import { fixedClock } from '../../core/clock.ts';
 import { loadConfig } from '../../core/config.ts';
 import { localWorkbook } from '../../core/recon-workbook.ts';
 import { migratePg } from '../../core/store/pg/migrate.ts';
+import { migrateStore } from '../../core/store/sqlite/migrate-store.ts';
+import { openDatabase } from '../../core/store/sqlite/db.ts';
 import { openPgPool } from '../../core/store/pg/pool.ts';
 import type { ReconRunRow } from '../../core/store/index.ts';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { reconNightlyJob } from '../../pipeline/jobs/recon.ts';
-import { runCli } from '../bin/processes.ts';
+import { runCli, startServer } from '../bin/processes.ts';
 import { REPO_ROOT, reportToken, startApp, tempDir } from '../helpers.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 import { onPostgres } from '../support/test-database.ts';
@@ -345,5 +347,108 @@ test(
     );
     assert.equal(named.code, 0, named.stderr);
     assert.match(named.stdout, new RegExp(`and ${runsOf(file).length} workbooks`));
+  },
+);
+
+test(
+  'after migrate-store the SQLite file refuses every write and a process started on it refuses to start, until --reopen',
+  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  async (t) => {
+    const file = await usedStore(t);
+    const url = await server.createTestDatabase();
+    const moved = await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url], {});
+    assert.equal(moved.code, 0, moved.stderr);
+    assert.match(moved.stdout, /is marked moved: it refuses writes from now on/);
+    const raw = new Database(file);
+    t.after(() => raw.close());
+    for (const write of [
+      "UPDATE partners SET created_at = 'x'",
+      'DELETE FROM bank_postings',
+      "INSERT INTO outbox (queue, job_id, payload, created_at) VALUES ('x', 'after-move', '{}', 'now')",
+      'DELETE FROM store_moved',
+    ])
+      assert.throws(
+        () => raw.exec(write),
+        /this store was moved to PostgreSQL \(postgres:\/\/.*\) at 20/,
+        write,
+      );
+    assert.ok(count(file, 'bank_postings') > 0, 'reads still work');
+    // The store's own opening, which a server, a worker and the CLI go through.
+    assert.throws(
+      () => openDatabase(file),
+      /was moved to PostgreSQL .* by amil migrate-store\. Set DATABASE_URL to use it; .*--reopen/,
+    );
+    await assert.rejects(startServer({ DATA_DIR: path.dirname(file) }), (err: Error) => {
+      assert.match(err.message, /server.ts exited with 1/);
+      assert.match(err.message, /amil\.db: this store was moved to PostgreSQL .* Set DATABASE_URL/);
+      assert.doesNotMatch(err.message, /\n\s+at /, 'one line, no stack trace');
+      return true;
+    });
+    const cli = await runCli(['partner', 'list'], { DATA_DIR: path.dirname(file) });
+    assert.equal(cli.code, 1, cli.stdout);
+    assert.match(cli.stderr, /this store was moved to PostgreSQL/);
+    // A second move from the marked file is a copy like the first (nothing can have changed it since).
+    const again = await runCli(
+      ['migrate-store', '--from', `sqlite:${file}`, '--to', await server.createTestDatabase()],
+      {},
+    );
+    assert.equal(again.code, 0, again.stderr);
+
+    const reopened = await runCli(['migrate-store', '--reopen', '--from', `sqlite:${file}`], {});
+    assert.equal(reopened.code, 0, reopened.stderr);
+    assert.match(reopened.stdout, /can be written again/);
+    openDatabase(file).close();
+    raw.exec('UPDATE partners SET created_at = created_at');
+    const twice = await runCli(['migrate-store', '--reopen', '--from', `sqlite:${file}`], {});
+    assert.match(twice.stdout, /was not marked moved: nothing to do/);
+  },
+);
+
+test(
+  'a server left running on the SQLite file answers its writes 503 once the file is moved: nothing it accepted is missing from PostgreSQL',
+  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  async (t) => {
+    const app = await startApp(t, { LOG_LEVEL: 'fatal' });
+    const [first, second] = readdirSync(DAY_DIR)
+      .filter((f) => /^\d\d-.*\.json$/.test(f))
+      .sort();
+    assert.equal((await app.postBatch(readFileSync(path.join(DAY_DIR, first!)))).status, 200);
+    const file = loadConfig({ DATA_DIR: app.dataDir }).databaseFile;
+    const accepted = count(file, 'bank_postings');
+    const url = await server.createTestDatabase();
+    const copy = await migrateStore(file, url);
+    assert.equal(copy.sourceMarked, true);
+
+    const late = await app.postBatch(readFileSync(path.join(DAY_DIR, second!)));
+    assert.equal(late.status, 503, await late.text());
+    assert.ok(late.headers.get('retry-after'), 'told when to send it again');
+    // Its readiness probe fails too, so a load balancer stops sending it anything.
+    assert.equal((await fetch(`${app.url}/health/ready`)).status, 503);
+    assert.equal(count(file, 'bank_postings'), accepted, 'nothing stored in the old file');
+    const pg = openPgPool(url);
+    t.after(() => pg.close());
+    const inPg = await pg.row<{ n: number }>('SELECT count(*)::int AS n FROM bank_postings');
+    assert.equal(inPg?.n, accepted, 'every posting answered 200 is in PostgreSQL');
+  },
+);
+
+test(
+  'migrate-store refuses to copy while another process keeps writing the SQLite file, and copies nothing',
+  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  async (t) => {
+    const file = await usedStore(t);
+    const writer = new Database(file);
+    t.after(() => writer.close());
+    writer.exec('BEGIN IMMEDIATE');
+    const url = await server.createTestDatabase();
+    await assert.rejects(
+      migrateStore(file, url, { lockWaitMs: 200 }),
+      /another process has been writing .* for 200 ms .*stop every process using the file.*nothing was copied/,
+    );
+    const pg = openPgPool(url);
+    t.after(() => pg.close());
+    assert.equal(await pg.row("SELECT 1 FROM pg_tables WHERE tablename = 'bank_postings'"), undefined);
+    writer.exec('ROLLBACK');
+    assert.equal((await migrateStore(file, url, { lockWaitMs: 200 })).sourceMarked, true);
   },
 );

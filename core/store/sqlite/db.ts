@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { LOCK_WAIT_MS } from '../outage.ts';
+import { StoreMovedError, movedMark } from './moved-mark.ts';
 
 export type Db = Database.Database;
 
@@ -10,7 +11,7 @@ const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '
 
 /**
  * Opens the SQLite file with the durability the webhook promises: WAL and synchronous=FULL, so a
- * committed batch survives a power cut. Applies pending migrations.
+ * committed batch survives a power cut. Applies pending migrations. Refuses a store moved to PostgreSQL.
  */
 export function openDatabase(file: string): Db {
   mkdirSync(path.dirname(file), { recursive: true });
@@ -21,6 +22,12 @@ export function openDatabase(file: string): Db {
   // Another process (the CLI, a worker) may hold the write lock briefly: wait rather than fail, as long as
   // PostgreSQL waits for a lock (decision 225).
   db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
+  // A store moved to PostgreSQL is not opened: a process started on it would write what no one reads.
+  const mark = movedMark(db);
+  if (mark) {
+    db.close();
+    throw new StoreMovedError(file, mark);
+  }
   migrate(db);
   return db;
 }

@@ -17,7 +17,9 @@ import {
   type WorkbookCopy,
 } from './migrate-workbooks.ts';
 import { migratePg } from '../pg/migrate.ts';
-import { openPgPool, type PgTx } from '../pg/pool.ts';
+import { openPgPool, redactDatabaseUrl, type PgTx } from '../pg/pool.ts';
+import { LOCK_WAIT_MS } from '../outage.ts';
+import { MOVED_TABLE, liftMovedMark, markMoved } from './moved-mark.ts';
 
 /** One table copied: its rows and the SHA-256 of its rows in key order, on each side. */
 export interface TableCopy {
@@ -34,6 +36,9 @@ export interface StoreCopy {
   workbooks: WorkbookCopy[];
   /** Runs whose workbook was missing or other bytes, moved without it (only with `allowMissingWorkbooks`). */
   leftOut: MissingWorkbook[];
+  /** Whether the SQLite file now refuses writes (decision 258); when not, why (the copy stands either way). */
+  sourceMarked?: boolean;
+  markError?: string;
 }
 
 export interface MigrateStoreOptions {
@@ -41,6 +46,10 @@ export interface MigrateStoreOptions {
   dataDir?: string;
   /** Move the runs whose workbook is missing or differs from its SHA-256 without it, instead of refusing. */
   allowMissingWorkbooks?: boolean;
+  /** How long to wait for a process writing the SQLite file to finish its write (default LOCK_WAIT_MS). */
+  lockWaitMs?: number;
+  /** The instant the mark on the SQLite file records (default now). */
+  now?: () => Date;
 }
 
 interface Column {
@@ -70,7 +79,7 @@ function tablesInOrder(db: Database.Database): string[] {
     )
     .all()
     .map((r) => r.name)
-    .filter((name) => !SQLITE_ONLY.includes(name));
+    .filter((name) => !SQLITE_ONLY.includes(name) && name !== MOVED_TABLE);
   // Parents before children, so every foreign key finds its row.
   const ordered: string[] = [];
   const visit = (name: string, path: Set<string>) => {
@@ -154,9 +163,11 @@ async function readBack(
 
 /**
  * Copies the SQLite store at `file` into the PostgreSQL database at `url` (migrated first, and required
- * empty), with every run's workbook from the data directory. Resolves with what was copied once committed;
- * rejects, committing nothing, when the source is not fully migrated, a workbook is missing or differs from
- * its run's SHA-256 (unless allowed), the target holds data, or anything reads back different.
+ * empty), with every run's workbook from the data directory, holding the file's write lock throughout; once
+ * PostgreSQL has committed, marks the file moved (it refuses writes from then on). Resolves with what was
+ * copied; rejects, committing and marking nothing, when the source is not fully migrated, another process
+ * keeps writing it, a workbook is missing or differs from its run's SHA-256 (unless allowed), the target
+ * holds data, or anything reads back different.
  */
 export async function migrateStore(
   file: string,
@@ -169,39 +180,96 @@ export async function migrateStore(
       `${file} has ${pending.length} SQLite migrations pending (${pending[0]?.name}...): run amil db migrate on it first`,
     );
   const dataDir = options.dataDir ?? path.dirname(file);
-  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  const sqlite = new Database(file, { fileMustExist: true });
   try {
-    // Before anything is written: a workbook that cannot move is the operator's to decide (decision 207).
-    const workbooks = await checkWorkbooks(sqlite, dataDir);
-    const n = workbooks.missing.length;
-    if (n > 0 && !options.allowMissingWorkbooks)
-      throw new Error(
-        `the workbook${n === 1 ? ' of 1 run is not as it was' : `s of ${n} runs are not as they were`} recorded ` +
-          `under ${dataDir}: ${describeMissing(workbooks.missing)}. Put them back (or name the folder that holds ` +
-          `them with --data-dir), or move these runs without their workbooks with --allow-missing-workbooks; ` +
-          `nothing was copied`,
-      );
-    const pg = openPgPool(url, { max: 2 });
+    holdWriteLock(sqlite, file, options.lockWaitMs ?? LOCK_WAIT_MS);
+    const copy = await copyHeld(sqlite, url, dataDir, options);
+    // Committed in PostgreSQL: from here the file refuses every write (decision 258), in the transaction that
+    // held the write lock through the copy, so no write slips in between the copy and the mark.
     try {
-      await migratePg(pg);
-      const tables = tablesInOrder(sqlite);
-      return await pg.transaction(
-        async (tx) => {
-          const copies = await copyTables(sqlite, tx, tables);
-          const copied = await copyWorkbooks(tx, dataDir, workbooks.ready);
-          const differing = copied.filter((c) => !copiedWhole(c)).map((c) => c.runId);
-          if (differing.length > 0)
-            throw new Error(
-              `PostgreSQL reads back differently for the workbooks of runs ${differing.join(', ')}` +
-                ` (or their files changed during the copy): nothing was committed`,
-            );
-          return { tables: copies, workbooks: copied, leftOut: workbooks.missing };
-        },
-        { isolation: 'serializable' },
-      );
-    } finally {
-      await pg.close();
+      markMoved(sqlite, {
+        target: redactDatabaseUrl(url),
+        at: (options.now?.() ?? new Date()).toISOString(),
+      });
+      sqlite.exec('COMMIT');
+      return { ...copy, sourceMarked: true };
+    } catch (err) {
+      // The copy stands (PostgreSQL committed it); the operator is told the old file can still be written.
+      return { ...copy, sourceMarked: false, markError: err instanceof Error ? err.message : String(err) };
     }
+  } finally {
+    if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+    sqlite.close();
+  }
+}
+
+/**
+ * Takes the SQLite file's write lock for the whole copy (decision 258): the copy is one snapshot, and a
+ * server still running on the file waits, then answers its writes 503, rather than accepting what the copy
+ * has already passed. Refuses when another process keeps writing past `waitMs`.
+ */
+function holdWriteLock(sqlite: Database.Database, file: string, waitMs: number): void {
+  sqlite.pragma(`busy_timeout = ${waitMs}`);
+  try {
+    sqlite.exec('BEGIN IMMEDIATE');
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+    throw new Error(
+      `another process has been writing ${file} for ${waitMs} ms (a server or worker still running on it?): ` +
+        'stop every process using the file, then run the move again; nothing was copied',
+    );
+  }
+}
+
+/** The copy itself, the SQLite file's write lock held: PostgreSQL's transaction, committed when it resolves. */
+async function copyHeld(
+  sqlite: Database.Database,
+  url: string,
+  dataDir: string,
+  options: MigrateStoreOptions,
+): Promise<StoreCopy> {
+  // Before anything is written: a workbook that cannot move is the operator's to decide (decision 207).
+  const workbooks = await checkWorkbooks(sqlite, dataDir);
+  const n = workbooks.missing.length;
+  if (n > 0 && !options.allowMissingWorkbooks)
+    throw new Error(
+      `the workbook${n === 1 ? ' of 1 run is not as it was' : `s of ${n} runs are not as they were`} recorded ` +
+        `under ${dataDir}: ${describeMissing(workbooks.missing)}. Put them back (or name the folder that holds ` +
+        `them with --data-dir), or move these runs without their workbooks with --allow-missing-workbooks; ` +
+        `nothing was copied`,
+    );
+  const pg = openPgPool(url, { max: 2 });
+  try {
+    await migratePg(pg);
+    const tables = tablesInOrder(sqlite);
+    return await pg.transaction(
+      async (tx) => {
+        const copies = await copyTables(sqlite, tx, tables);
+        const copied = await copyWorkbooks(tx, dataDir, workbooks.ready);
+        const differing = copied.filter((c) => !copiedWhole(c)).map((c) => c.runId);
+        if (differing.length > 0)
+          throw new Error(
+            `PostgreSQL reads back differently for the workbooks of runs ${differing.join(', ')}` +
+              ` (or their files changed during the copy): nothing was committed`,
+          );
+        return { tables: copies, workbooks: copied, leftOut: workbooks.missing };
+      },
+      { isolation: 'serializable' },
+    );
+  } finally {
+    await pg.close();
+  }
+}
+
+/**
+ * Lifts the mark of a move from the SQLite file (`amil migrate-store --reopen`): it can be written, and
+ * opened by a server, again. PostgreSQL's copy is left as it is. Resolves whether there was a mark.
+ */
+export function reopenMovedStore(file: string, lockWaitMs = LOCK_WAIT_MS): boolean {
+  const sqlite = new Database(file, { fileMustExist: true });
+  try {
+    sqlite.pragma(`busy_timeout = ${lockWaitMs}`);
+    return sqlite.transaction(() => liftMovedMark(sqlite)).immediate();
   } finally {
     sqlite.close();
   }
