@@ -12,7 +12,7 @@ import { addDashboardUser } from './dashboard-accounts.ts';
 import { systemClock } from './clock.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import type { Deps } from './deps.ts';
-import { createReadiness } from './readiness.ts';
+import { clockReadiness, createReadiness } from './readiness.ts';
 import { createMetrics } from './metrics.ts';
 import { configuredValidators } from './validators.ts';
 
@@ -28,6 +28,8 @@ export function createDeps(
   const store = overrides.store ?? openConfiguredStore(config);
   const clock = overrides.clock ?? systemClock;
   const readiness = overrides.readiness ?? createReadiness(store, clock);
+  // Machines sharing a database must agree on the time (decision 259); SQLite is on this machine.
+  if (config.databaseUrl && !overrides.readiness) readiness.add('clock', clockReadiness(store));
   const logger = overrides.logger ?? createLogger(config.logLevel);
   return {
     config,

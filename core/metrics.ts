@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Clock } from './clock.ts';
+import { measureClockOffset } from './clock-offset.ts';
 import type { Readiness } from './readiness.ts';
 import type { Store } from './store/index.ts';
 import { version } from './version.ts';
@@ -106,6 +107,18 @@ export function createMetrics(deps: { store: Store; clock: Clock; readiness: Rea
     async collect() {
       this.reset();
       for (const r of await readiness.check()) this.set({ dependency: r.dependency }, r.ok ? 1 : 0);
+    },
+  });
+
+  new Gauge({
+    name: 'amil_clock_offset_seconds',
+    help: "This machine's clock minus PostgreSQL's (positive: ahead); absent on SQLite. Readiness fails beyond 1 s.",
+    registers: [registry],
+    async collect() {
+      this.reset();
+      // A store that does not answer leaves it absent (amil_ready says why), not the scrape failed.
+      const offset = await measureClockOffset(store).catch(() => undefined);
+      if (offset) this.set(offset.offsetMs / 1000);
     },
   });
 

@@ -1,4 +1,5 @@
 import type { Clock } from './clock.ts';
+import { clockOffsetProblem, measureClockOffset } from './clock-offset.ts';
 import type { Store } from './store/index.ts';
 
 /** One dependency's answer to the readiness probe. */
@@ -20,7 +21,7 @@ export interface Readiness {
 /**
  * Readiness proves the work can be done, not only that the process runs: the store must commit a write (a
  * full disk or read-only file still answers reads, while the webhook would fail), and what was added must
- * answer too.
+ * answer too (on PostgreSQL, this machine's clock: clockReadiness).
  */
 export function createReadiness(store: Store, clock: Clock): Readiness {
   const checks = new Map<string, () => Promise<void>>([['store', () => store.ops.heartbeat(clock.now())]]);
@@ -40,5 +41,13 @@ export function createReadiness(store: Store, clock: Clock): Readiness {
         }),
       );
     },
+  };
+}
+
+/** The readiness check of this machine's clock against PostgreSQL's (decision 259): fails beyond the limit. */
+export function clockReadiness(store: Store): () => Promise<void> {
+  return async () => {
+    const problem = clockOffsetProblem(await measureClockOffset(store));
+    if (problem) throw new Error(problem);
   };
 }

@@ -1,5 +1,6 @@
 import type { Deps } from '../core/deps.ts';
 import { createPoller } from './poller.ts';
+import { createClockWatch } from './clock-watch.ts';
 
 /**
  * How often the appended count rows are folded (decisions 245, 246, 248). Between two folds a read sums what
@@ -11,14 +12,17 @@ const FOLD_EVERY_MS = 10_000;
 /**
  * The store's upkeep on a timer, in whichever process runs the pipeline (the web process in embedded mode,
  * the workers in Redis mode): folds PostgreSQL's appended callback counts, payment day counts and ledger day
- * counts (SQLite has none). Several processes may run it; one folds at a time and the others skip. A
- * failure is logged and tried again at the next tick.
+ * counts (SQLite has none), and watches this machine's clock against PostgreSQL's (clock-watch.ts). Several
+ * processes may run it; one folds at a time and the others skip. A failure is logged and tried again at the
+ * next tick.
  */
 export function createStoreUpkeep(deps: Deps) {
   const log = deps.logger.child({ component: 'store-upkeep' });
+  const watchClock = createClockWatch(deps);
   return createPoller(
     () =>
       Promise.all([
+        watchClock(),
         deps.store.callbacks.foldCounts(),
         deps.store.orders.foldDayCounts(),
         deps.store.ledger.foldDayCounts(),

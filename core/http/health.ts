@@ -6,6 +6,7 @@ import type { AppContext, AppRouter } from './state.ts';
 const FAILURES: Record<string, string> = {
   store: 'The store cannot commit a write (disk full, read-only, or locked).',
   redis: 'Redis does not answer.',
+  clock: "This machine's clock is more than a second away from the database's.",
 };
 
 /**

@@ -36,6 +36,9 @@ export interface OpsRepository {
   /** Commits a write (the readiness probe): throws when the store cannot commit (full disk, read-only). */
   heartbeat(now: Date): Promise<void>;
 
+  /** The database server's clock (epoch ms), to compare with this machine's; undefined on SQLite (decision 259). */
+  serverClockMs(): Promise<number | undefined>;
+
   /** Outbox rows not handed over yet, per queue. */
   outboxBacklog(): Promise<OutboxBacklog[]>;
 

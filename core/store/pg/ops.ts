@@ -7,6 +7,7 @@ import { statement, type PgDb } from './pool.ts';
 import type { CallbackCount, OpsRepository, OutboxBacklog, ReconHealth, UnledgeredVersions } from '../ops.ts';
 
 const BEAT = statement('UPDATE health_heartbeat SET beat = beat + 1, at = $1 WHERE id = 1');
+const SERVER_CLOCK = statement(`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms`);
 // Two statements, each on a partial index: the outbox keeps every row it ever sent.
 const WAITING = statement(
   `SELECT queue, count(*) AS n, min(created_at) AS oldest FROM outbox
@@ -48,6 +49,10 @@ export function pgOps(db: PgDb): OpsRepository {
   return {
     async heartbeat(now) {
       await db.run(BEAT, [now.toISOString()]);
+    },
+
+    async serverClockMs() {
+      return (await db.row<{ ms: number }>(SERVER_CLOCK))?.ms;
     },
 
     async outboxBacklog() {

@@ -60,6 +60,11 @@ export function sqliteOps(db: Db): OpsRepository {
       await write(() => beat.run(now.toISOString()));
     },
 
+    /** SQLite is on this machine: no other clock to compare with. */
+    async serverClockMs(): Promise<undefined> {
+      return undefined;
+    },
+
     /** Outbox rows not handed over yet, per queue. */
     async outboxBacklog(): Promise<OutboxBacklog[]> {
       const byQueue = new Map<string, OutboxBacklog>();
