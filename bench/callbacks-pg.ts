@@ -139,8 +139,8 @@ export interface WorkersDelivery {
 
 /**
  * Starts `workers` worker processes, lets them deliver the callbacks not held back (a warm-up, not timed),
- * then releases the held-back callbacks and times until no callback is queued any more (polled every 20 ms)
- * or `limitSeconds` pass; then stops the workers.
+ * then releases the held-back callbacks and times until the receiver has had them all (asked every 20 ms) and
+ * no callback is queued any more, or `limitSeconds` pass; then stops the workers.
  */
 export async function timeWorkers(options: {
   databaseUrl: string;

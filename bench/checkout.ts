@@ -1080,7 +1080,7 @@ async function main(): Promise<boolean> {
       );
     }
     console.log(
-      `  the workers' time runs from releasing the callbacks to none left queued (polled every 20 ms), ` +
+      `  the workers' time runs from releasing the callbacks until the receiver has had them all (asked every 20 ms) and the store has none left queued, ` +
         `announced to the workers over Redis as a web process announces a payment (decision 220), after they ` +
         `delivered ${fmtInt(WORKERS_WARMUP_CALLBACKS)} callbacks of their own (a warm-up, not timed); workers CPU ` +
         `is both processes together`,
