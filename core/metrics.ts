@@ -112,11 +112,10 @@ export function createMetrics(deps: { store: Store; clock: Clock; readiness: Rea
 
   new Gauge({
     name: 'amil_clock_offset_seconds',
-    help: "This machine's clock minus PostgreSQL's (positive: ahead); absent on SQLite. Readiness fails beyond 1 s.",
+    help: "This machine's clock minus PostgreSQL's (positive: ahead); 0 on SQLite (one machine). Readiness fails beyond 1 s.",
     registers: [registry],
     async collect() {
-      this.reset();
-      // A store that does not answer leaves it absent (amil_ready says why), not the scrape failed.
+      // A store that does not answer leaves the last offset measured (amil_ready says why), not the scrape failed.
       const offset = await measureClockOffset(store).catch(() => undefined);
       if (offset) this.set(offset.offsetMs / 1000);
     },
