@@ -12,7 +12,7 @@ import { tempDir } from '../helpers.ts';
 import { startPostgres } from '../support/postgres.ts';
 import { startRedis } from '../support/redis.ts';
 import { sample, scrape } from '../support/metrics.ts';
-import { startServer, startWorkerProcess } from './processes.ts';
+import { readyWithin, startServer, startWorkerProcess } from './processes.ts';
 
 const FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
@@ -54,6 +54,18 @@ test('a web process whose clock is 30 s ahead of PostgreSQL is not ready, and sa
   assert.equal(sample(text, 'amil_ready', { dependency: 'clock' }), 0);
   assert.equal(sample(text, 'amil_ready', { dependency: 'store' }), 1);
   assert.match(ahead.output(), /this machine's clock is 3\d\.\d s ahead of the database's/);
+
+  // A database that does not answer is the store's failure, not the clock's.
+  await pg.crash();
+  const down = await fetch(`${right.url}/health/ready`);
+  assert.equal(down.status, 503);
+  const downProblem = (await down.json()) as { errors: { pointer: string }[] };
+  assert.deepEqual(
+    downProblem.errors.map((e) => e.pointer),
+    ['/checks/store'],
+  );
+  await pg.restart();
+  assert.equal(await readyWithin(right.url, 15_000), 200);
 });
 
 test('a worker whose clock is 30 s behind PostgreSQL logs an error saying so', async (t) => {
