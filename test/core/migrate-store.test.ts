@@ -69,6 +69,13 @@ async function usedStore(
   return loadConfig({ DATA_DIR: app.dataDir }).databaseFile;
 }
 
+/** Only on SQLite: the move's source is the app's SQLite file. */
+const SQLITE_SOURCE = { skip: onPostgres && "SQLite only: its source is the app's SQLite file" };
+
+/** `amil migrate-store --from sqlite:FILE --to URL`, with any further arguments. */
+const moveStore = (file: string, url: string, ...more: string[]) =>
+  runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url, ...more], {});
+
 function count(file: string, table: string): number {
   const db = new Database(file, { readonly: true });
   try {
@@ -80,7 +87,7 @@ function count(file: string, table: string): number {
 
 test(
   'migrate-store copies every table of a used SQLite store into PostgreSQL and proves it by counts and checksums',
-  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  SQLITE_SOURCE,
   async (t) => {
     const file = await usedStore(t);
     // Two callbacks of the order, as a merchant's endpoint left them: one retrying, one given up.
@@ -143,22 +150,18 @@ test(
   },
 );
 
-test(
-  'migrate-store refuses a target that holds data, and commits nothing',
-  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
-  async (t) => {
-    const file = await usedStore(t);
-    const url = await server.createTestDatabase();
-    assert.equal((await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url], {})).code, 0);
-    const again = await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url], {});
-    assert.equal(again.code, 1);
-    assert.match(again.stderr, /amil: the target database is not empty/);
-  },
-);
+test('migrate-store refuses a target that holds data, and commits nothing', SQLITE_SOURCE, async (t) => {
+  const file = await usedStore(t);
+  const url = await server.createTestDatabase();
+  assert.equal((await moveStore(file, url)).code, 0);
+  const again = await moveStore(file, url);
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /amil: the target database is not empty/);
+});
 
 test(
   'migrate-store commits nothing when a table would read back different from SQLite',
-  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  SQLITE_SOURCE,
   async (t) => {
     const file = await usedStore(t);
     // A time SQLite holds in another form than every amil write: PostgreSQL would store it as another string.
@@ -166,7 +169,7 @@ test(
     db.prepare("UPDATE partners SET created_at = '2026-11-20 10:00:00'").run();
     db.close();
     const url = await server.createTestDatabase();
-    const result = await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url], {});
+    const result = await moveStore(file, url);
     assert.equal(result.code, 1);
     assert.match(result.stderr, /reads back differently for partners: nothing was committed/);
     const pg = openPgPool(url);
@@ -194,13 +197,13 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 
 test(
   'after migrate-store every old run’s workbook is read from PostgreSQL, byte for byte, on a machine with an empty DATA_DIR',
-  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  SQLITE_SOURCE,
   async (t) => {
     const file = await usedStore(t, { nightly: true });
     const runs = runsOf(file);
     assert.ok(runs.length >= 2, 'the nightly run wrote a workbook per sink');
     const url = await server.createTestDatabase();
-    const result = await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url], {});
+    const result = await moveStore(file, url);
     assert.equal(result.code, 0, result.stderr);
     // Another machine: PostgreSQL only, a DATA_DIR of its own that has never held a workbook.
     const web = await startApp(t, { DATABASE_URL: url, LOG_LEVEL: 'warn' });
@@ -248,11 +251,11 @@ async function storeWithBadWorkbooks(t: Parameters<typeof startApp>[0]) {
 
 test(
   'migrate-store refuses, naming the runs, when a workbook is missing or differs from its run’s SHA-256, and copies nothing',
-  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  SQLITE_SOURCE,
   async (t) => {
     const { file, gone, changed } = await storeWithBadWorkbooks(t);
     const url = await server.createTestDatabase();
-    const result = await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url], {});
+    const result = await moveStore(file, url);
     assert.equal(result.code, 1, result.stdout);
     assert.match(result.stderr, /^amil: the workbooks of 2 runs are not as they were recorded/);
     assert.ok(result.stderr.includes(`run ${gone.id} (${gone.sink} 2026-11-20): ${gone.file} is missing`));
@@ -270,15 +273,12 @@ test(
 
 test(
   'with --allow-missing-workbooks the runs move without their missing or changed workbooks, which are then no longer kept',
-  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  SQLITE_SOURCE,
   async (t) => {
     const { file, gone, changed } = await storeWithBadWorkbooks(t);
     const runs = runsOf(file);
     const url = await server.createTestDatabase();
-    const result = await runCli(
-      ['migrate-store', '--from', `sqlite:${file}`, '--to', url, '--allow-missing-workbooks'],
-      {},
-    );
+    const result = await moveStore(file, url, '--allow-missing-workbooks');
     assert.equal(result.code, 0, result.stderr);
     assert.match(
       result.stdout,
@@ -305,7 +305,7 @@ test(
 
 test(
   'migrate-store commits nothing when a workbook would read back from PostgreSQL different from its run’s SHA-256',
-  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  SQLITE_SOURCE,
   async (t) => {
     const file = await usedStore(t, { nightly: true });
     const url = await server.createTestDatabase();
@@ -316,7 +316,7 @@ test(
     await pg.run(`CREATE FUNCTION spoil() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN NEW.bytes := NEW.bytes || '\\x00'::bytea; RETURN NEW; END $$`);
     await pg.run('CREATE TRIGGER spoil BEFORE INSERT ON recon_files FOR EACH ROW EXECUTE FUNCTION spoil()');
-    const result = await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url], {});
+    const result = await moveStore(file, url);
     assert.equal(result.code, 1, result.stdout);
     assert.match(result.stderr, /PostgreSQL reads back differently for the workbooks of runs \d+/);
     assert.match(result.stderr, /nothing was committed/);
@@ -327,7 +327,7 @@ test(
 
 test(
   'migrate-store finds the workbooks under --data-dir when the SQLite file is no longer beside them',
-  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  SQLITE_SOURCE,
   async (t) => {
     const file = await usedStore(t, { nightly: true });
     const moved = path.join(tempDir(t), 'amil.db');
@@ -335,16 +335,13 @@ test(
     await source.backup(moved);
     source.close();
     const url = await server.createTestDatabase();
-    const alone = await runCli(['migrate-store', '--from', `sqlite:${moved}`, '--to', url], {});
+    const alone = await moveStore(moved, url);
     assert.equal(alone.code, 1, alone.stdout);
     assert.match(
       alone.stderr,
       new RegExp(`the workbooks of ${runsOf(file).length} runs are not as they were`),
     );
-    const named = await runCli(
-      ['migrate-store', '--from', `sqlite:${moved}`, '--to', url, '--data-dir', path.dirname(file)],
-      {},
-    );
+    const named = await moveStore(moved, url, '--data-dir', path.dirname(file));
     assert.equal(named.code, 0, named.stderr);
     assert.match(named.stdout, new RegExp(`and ${runsOf(file).length} workbooks`));
   },
@@ -352,11 +349,11 @@ test(
 
 test(
   'after migrate-store the SQLite file refuses every write and a process started on it refuses to start, until --reopen',
-  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  SQLITE_SOURCE,
   async (t) => {
     const file = await usedStore(t);
     const url = await server.createTestDatabase();
-    const moved = await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url], {});
+    const moved = await moveStore(file, url);
     assert.equal(moved.code, 0, moved.stderr);
     assert.match(moved.stdout, /is marked moved: it refuses writes from now on/);
     const raw = new Database(file);
@@ -388,10 +385,7 @@ test(
     assert.equal(cli.code, 1, cli.stdout);
     assert.match(cli.stderr, /this store was moved to PostgreSQL/);
     // A second move from the marked file is a copy like the first (nothing can have changed it since).
-    const again = await runCli(
-      ['migrate-store', '--from', `sqlite:${file}`, '--to', await server.createTestDatabase()],
-      {},
-    );
+    const again = await moveStore(file, await server.createTestDatabase());
     assert.equal(again.code, 0, again.stderr);
 
     const reopened = await runCli(['migrate-store', '--reopen', '--from', `sqlite:${file}`], {});
@@ -406,7 +400,7 @@ test(
 
 test(
   'a server left running on the SQLite file answers its writes 503 once the file is moved: nothing it accepted is missing from PostgreSQL',
-  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  SQLITE_SOURCE,
   async (t) => {
     const app = await startApp(t, { LOG_LEVEL: 'fatal' });
     const [first, second] = readdirSync(DAY_DIR)
@@ -434,7 +428,7 @@ test(
 
 test(
   'migrate-store refuses to copy while another process keeps writing the SQLite file, and copies nothing',
-  { skip: onPostgres && "SQLite only: its source is the app's SQLite file" },
+  SQLITE_SOURCE,
   async (t) => {
     const file = await usedStore(t);
     const writer = new Database(file);
