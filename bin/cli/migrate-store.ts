@@ -82,10 +82,17 @@ export function register(program: Command, cli: CliContext): void {
         print(`${`workbook of run ${m.runId}`.padEnd(24)} left out: ${m.file} ${m.problem}`);
       const rows = copy.tables.reduce((n, c) => n + c.rows, 0);
       const bytes = copy.workbooks.reduce((n, w) => n + w.bytes, 0);
-      print(
-        `Copied ${rows} rows in ${copy.tables.length} tables and ${copy.workbooks.length} workbooks ` +
-          `(${bytes} bytes); counts and checksums match. Set DATABASE_URL to use it.`,
-      );
+      if (copy.alreadyCopied)
+        print(
+          `PostgreSQL already holds this store: an earlier move committed it and stopped before marking the ` +
+            `file. Nothing copied; ${rows} rows in ${copy.tables.length} tables and ${copy.workbooks.length} ` +
+            `workbooks (${bytes} bytes) compared, counts and checksums match. Set DATABASE_URL to use it.`,
+        );
+      else
+        print(
+          `Copied ${rows} rows in ${copy.tables.length} tables and ${copy.workbooks.length} workbooks ` +
+            `(${bytes} bytes); counts and checksums match. Set DATABASE_URL to use it.`,
+        );
       print(
         copy.sourceMarked
           ? `${opts.from} is marked moved: it refuses writes from now on (--reopen lifts that).`

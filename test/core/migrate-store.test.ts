@@ -150,14 +150,56 @@ test(
   },
 );
 
-test('migrate-store refuses a target that holds data, and commits nothing', SQLITE_SOURCE, async (t) => {
-  const file = await usedStore(t);
-  const url = await server.createTestDatabase();
-  assert.equal((await moveStore(file, url)).code, 0);
-  const again = await moveStore(file, url);
-  assert.equal(again.code, 1);
-  assert.match(again.stderr, /amil: the target database is not empty/);
-});
+test(
+  "a move stopped between PostgreSQL's commit and the mark is completed by running it again: compared, not copied, and the file marked",
+  SQLITE_SOURCE,
+  async (t) => {
+    const file = await usedStore(t, { nightly: true });
+    const url = await server.createTestDatabase();
+    assert.equal((await moveStore(file, url)).code, 0);
+    // What a move killed after PostgreSQL's commit leaves: the copy committed and the file not marked.
+    assert.equal((await runCli(['migrate-store', '--reopen', '--from', `sqlite:${file}`], {})).code, 0);
+    const pg = openPgPool(url);
+    t.after(() => pg.close());
+    const before = await pg.row<{ n: number }>('SELECT count(*)::int AS n FROM bank_postings');
+
+    const again = await moveStore(file, url);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(
+      again.stdout,
+      /PostgreSQL already holds this store.*Nothing copied; \d+ rows in \d+ tables and [1-9]\d* workbooks/,
+    );
+    assert.match(again.stdout, /is marked moved: it refuses writes from now on/);
+    assert.throws(() => openDatabase(file), /was moved to PostgreSQL/);
+    assert.deepEqual(
+      await pg.row('SELECT count(*)::int AS n FROM bank_postings'),
+      before,
+      'nothing copied twice',
+    );
+  },
+);
+
+test(
+  'migrate-store refuses a target that holds other data than the file, names what differs, and commits nothing',
+  SQLITE_SOURCE,
+  async (t) => {
+    const file = await usedStore(t);
+    const url = await server.createTestDatabase();
+    assert.equal((await moveStore(file, url)).code, 0);
+    assert.equal((await runCli(['migrate-store', '--reopen', '--from', `sqlite:${file}`], {})).code, 0);
+    // The file written after the move was undone: PostgreSQL's copy is no longer this store.
+    const db = new Database(file);
+    db.prepare("UPDATE partners SET created_at = '2020-01-01T00:00:00.000Z'").run();
+    db.close();
+    const again = await moveStore(file, url);
+    assert.equal(again.code, 1);
+    assert.match(
+      again.stderr,
+      /amil: the target database is not empty \(table \w+ has rows\) and is not a copy of this file \(partners differ\): name an empty database; nothing was copied/,
+    );
+    openDatabase(file).close(); // not marked
+  },
+);
 
 test(
   'migrate-store commits nothing when a table would read back different from SQLite',

@@ -13,7 +13,9 @@ import {
   copiedWhole,
   copyWorkbooks,
   describeMissing,
+  readBackWorkbooks,
   type MissingWorkbook,
+  type RunWorkbook,
   type WorkbookCopy,
 } from './migrate-workbooks.ts';
 import { migratePg } from '../pg/migrate.ts';
@@ -36,6 +38,11 @@ export interface StoreCopy {
   workbooks: WorkbookCopy[];
   /** Runs whose workbook was missing or other bytes, moved without it (only with `allowMissingWorkbooks`). */
   leftOut: MissingWorkbook[];
+  /**
+   * PostgreSQL already held exactly this store (an earlier move committed it and was stopped before it marked
+   * the file, decision 260): nothing was copied, every table and workbook was compared.
+   */
+  alreadyCopied?: boolean;
   /** Whether the SQLite file now refuses writes (decision 258); when not, why (the copy stands either way). */
   sourceMarked?: boolean;
   markError?: string;
@@ -146,6 +153,21 @@ async function copyTable(
   return { table, rows, checksum: hash.digest('hex') };
 }
 
+/** The count and checksum of a SQLite table's rows, as copyTable reckons them. */
+function sourceDigest(sqlite: Database.Database, table: string): { rows: number; checksum: string } {
+  const columns = sqlite.prepare<[], Column>(`PRAGMA table_info(${table})`).all();
+  const hash = createHash('sha256');
+  let rows = 0;
+  const select = sqlite.prepare<[], Record<string, unknown>>(
+    `SELECT ${columns.map((c) => c.name).join(', ')} FROM ${table} ORDER BY ${orderBy(columns)}`,
+  );
+  for (const row of select.iterate()) {
+    hash.update(`${rowDigest(columns, row)}\n`);
+    rows += 1;
+  }
+  return { rows, checksum: hash.digest('hex') };
+}
+
 async function readBack(
   tx: PgTx,
   table: string,
@@ -164,10 +186,11 @@ async function readBack(
 /**
  * Copies the SQLite store at `file` into the PostgreSQL database at `url` (migrated first, and required
  * empty), with every run's workbook from the data directory, holding the file's write lock throughout; once
- * PostgreSQL has committed, marks the file moved (it refuses writes from then on). Resolves with what was
- * copied; rejects, committing and marking nothing, when the source is not fully migrated, another process
- * keeps writing it, a workbook is missing or differs from its run's SHA-256 (unless allowed), the target
- * holds data, or anything reads back different.
+ * PostgreSQL has committed, marks the file moved (it refuses writes from then on). A target that already
+ * holds exactly this store (a move stopped between its commit and the mark) is compared, not copied, and the
+ * file is marked. Resolves with what was copied; rejects, committing and marking nothing, when the source is
+ * not fully migrated, another process keeps writing it, a workbook is missing or differs from its run's
+ * SHA-256 (unless allowed), the target holds other data, or anything reads back different.
  */
 export async function migrateStore(
   file: string,
@@ -244,6 +267,8 @@ async function copyHeld(
     const tables = tablesInOrder(sqlite);
     return await pg.transaction(
       async (tx) => {
+        const occupied = await firstOccupied(tx, tables);
+        if (occupied) return compareHeld(sqlite, tx, tables, workbooks, occupied);
         const copies = await copyTables(sqlite, tx, tables);
         const copied = await copyWorkbooks(tx, dataDir, workbooks.ready);
         const differing = copied.filter((c) => !copiedWhole(c)).map((c) => c.runId);
@@ -275,17 +300,56 @@ export function reopenMovedStore(file: string, lockWaitMs = LOCK_WAIT_MS): boole
   }
 }
 
+/** The first table of the target that holds rows (but the heartbeat every server writes), if any. */
+async function firstOccupied(tx: PgTx, tables: readonly string[]): Promise<string | undefined> {
+  for (const table of tables) {
+    if (table === 'health_heartbeat') continue;
+    if (await tx.row(`SELECT 1 FROM ${table} LIMIT 1`)) return table;
+  }
+  return undefined;
+}
+
+/**
+ * A target that holds rows: either this very store, committed by an earlier move that was stopped (killed,
+ * the machine lost) before it marked the file (decision 260), which the move then completes by marking it;
+ * or anything else, which it refuses. Compares every table (but the heartbeat) and every workbook; writes
+ * nothing.
+ */
+async function compareHeld(
+  sqlite: Database.Database,
+  tx: PgTx,
+  tables: readonly string[],
+  workbooks: { ready: RunWorkbook[]; missing: MissingWorkbook[] },
+  occupied: string,
+): Promise<StoreCopy> {
+  const copies: TableCopy[] = [];
+  for (const table of tables) {
+    if (table === 'health_heartbeat') continue;
+    const source = sourceDigest(sqlite, table);
+    const columns = sqlite.prepare<[], Column>(`PRAGMA table_info(${table})`).all();
+    const back = await readBack(tx, table, columns);
+    copies.push({ table, ...source, targetRows: back.rows, targetChecksum: back.checksum });
+  }
+  const held = await readBackWorkbooks(tx, workbooks.ready);
+  const differing = [
+    ...copies.filter((c) => c.rows !== c.targetRows || c.checksum !== c.targetChecksum).map((c) => c.table),
+    ...held.filter((w) => !copiedWhole(w)).map((w) => `the workbook of run ${w.runId}`),
+  ];
+  if (differing.length > 0)
+    throw new Error(
+      `the target database is not empty (table ${occupied} has rows) and is not a copy of this file ` +
+        `(${differing.slice(0, 5).join(', ')}${differing.length > 5 ? ', ...' : ''} differ): ` +
+        'name an empty database; nothing was copied',
+    );
+  return { tables: copies, workbooks: held, leftOut: workbooks.missing, alreadyCopied: true };
+}
+
 /** Every table copied in `tx`, each read back; throws when any reads back different. */
 async function copyTables(
   sqlite: Database.Database,
   tx: PgTx,
   tables: readonly string[],
 ): Promise<TableCopy[]> {
-  for (const table of tables) {
-    if (table === 'health_heartbeat') continue;
-    const found = await tx.row(`SELECT 1 FROM ${table} LIMIT 1`);
-    if (found) throw new Error(`the target database is not empty (table ${table} has rows)`);
-  }
   // The baseline's heartbeat row is replaced by the source's.
   await tx.run('DELETE FROM health_heartbeat');
   // DERIVED tables come last, after the rows that fill them.

@@ -87,6 +87,33 @@ export function describeMissing(missing: readonly MissingWorkbook[], shown = 10)
   return named.join('; ');
 }
 
+/** A run's workbook as PostgreSQL holds it, a few pieces at a time (a few MiB however large the workbook). */
+async function* heldPieces(tx: PgTx, runId: number): AsyncGenerator<Buffer> {
+  for await (const rows of tx.cursor<{ bytes: Buffer }>(READ_BACK, [runId], 4))
+    for (const row of rows) yield row.bytes;
+}
+
+/**
+ * Each workbook as PostgreSQL already holds it (a move committed before, decision 260), read back without
+ * copying: its target size and SHA-256 beside the run's (the file was checked against the run before).
+ */
+export async function readBackWorkbooks(
+  tx: PgTx,
+  workbooks: readonly RunWorkbook[],
+): Promise<WorkbookCopy[]> {
+  const held: WorkbookCopy[] = [];
+  for (const workbook of workbooks) {
+    const target = await sha256Of(heldPieces(tx, workbook.runId));
+    held.push({
+      ...workbook,
+      sourceSha256: workbook.sha256,
+      targetBytes: target.bytes,
+      targetSha256: target.sha256,
+    });
+  }
+  return held;
+}
+
 /**
  * Copies each workbook under `dataDir` into recon_files in `tx`, in the pieces the store itself writes,
  * and reads it back: the caller commits only when every copy's three SHA-256 agree.
@@ -108,12 +135,7 @@ export async function copyWorkbooks(
       }
     }
     const source = await sha256Of(inserted());
-    async function* readBack(): AsyncGenerator<Buffer> {
-      // A few pieces at a time: memory stays at a few MiB however large the workbook.
-      for await (const rows of tx.cursor<{ bytes: Buffer }>(READ_BACK, [workbook.runId], 4))
-        for (const row of rows) yield row.bytes;
-    }
-    const target = await sha256Of(readBack());
+    const target = await sha256Of(heldPieces(tx, workbook.runId));
     copies.push({
       ...workbook,
       sourceSha256: source.sha256,
