@@ -30,5 +30,10 @@ export function register(program: Command, cli: CliContext): void {
         print(`${m.appliedAt ? 'applied' : 'pending'}  ${m.name}  ${m.appliedAt ?? ''}`.trimEnd());
       const pending = status.migrations.filter((m) => !m.appliedAt).length;
       print(pending === 0 ? 'Up to date.' : `${pending} pending: run amil db migrate.`);
+      if (status.moved)
+        print(
+          `Moved to PostgreSQL (${status.moved.target}) at ${status.moved.at} by amil migrate-store: ` +
+            'this file refuses writes. Set DATABASE_URL to use PostgreSQL.',
+        );
     });
 }

@@ -4,8 +4,10 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import Database from 'better-sqlite3';
 import { loadConfig } from '../../core/config.ts';
 import { runProgram } from '../../bin/cli/program.ts';
+import { markMoved } from '../../core/store/sqlite/moved-mark.ts';
 import { REPO_ROOT, tempDir } from '../helpers.ts';
 
 const SQLITE_MIGRATIONS = readdirSync(path.join(REPO_ROOT, 'core/store/sqlite/migrations'))
@@ -61,4 +63,33 @@ test('amil db migrate on SQLite applies each migration once, then has nothing to
     SQLITE_MIGRATIONS,
   );
   assert.ok(parsed.migrations.every((m) => m.appliedAt !== undefined));
+});
+
+test('amil db status says when the SQLite file was moved to PostgreSQL, and where to (no password)', async (t) => {
+  const dataDir = tempDir(t);
+  assert.equal((await amil(['db', 'migrate'], dataDir)).code, 0);
+  const file = path.join(dataDir, 'amil.db');
+  const db = new Database(file);
+  // The mark `amil migrate-store` leaves once PostgreSQL has committed the copy (decision 258).
+  db.transaction(() =>
+    markMoved(db, { target: 'postgres://amil:***@db.internal:5432/amil', at: '2026-11-29T01:00:00.000Z' }),
+  )();
+  db.close();
+  const status = await amil(['db', 'status'], dataDir);
+  assert.equal(status.code, 0);
+  assert.match(
+    status.stdout,
+    /^Moved to PostgreSQL \(postgres:\/\/amil:\*\*\*@db\.internal:5432\/amil\) at 2026-11-29T01:00:00\.000Z by amil migrate-store: this file refuses writes\. Set DATABASE_URL to use PostgreSQL\.$/m,
+  );
+  const json = JSON.parse((await amil(['db', 'status', '--json'], dataDir)).stdout) as { moved?: unknown };
+  assert.deepEqual(json.moved, {
+    target: 'postgres://amil:***@db.internal:5432/amil',
+    at: '2026-11-29T01:00:00.000Z',
+  });
+  // A file never moved says nothing of it.
+  const fresh = tempDir(t);
+  assert.equal((await amil(['db', 'migrate'], fresh)).code, 0);
+  const plain = await amil(['db', 'status', '--json'], fresh);
+  assert.equal((JSON.parse(plain.stdout) as { moved?: unknown }).moved, undefined);
+  assert.doesNotMatch((await amil(['db', 'status'], fresh)).stdout, /Moved/);
 });

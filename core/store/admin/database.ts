@@ -5,6 +5,7 @@
 import type { MigrationState } from '../migration-status.ts';
 import { openDatabase } from '../sqlite/db.ts';
 import { sqliteMigrationStatus } from '../sqlite/migration-status.ts';
+import { movedMarkOf, type MovedMark } from '../sqlite/moved-mark.ts';
 import { migratePg, pgMigrationStatus } from '../pg/migrate.ts';
 import { openPgPool, redactDatabaseUrl } from '../pg/pool.ts';
 
@@ -19,6 +20,8 @@ export interface DatabaseStatus {
   /** The file, or the URL with its password hidden. */
   location: string;
   migrations: MigrationState[];
+  /** SQLite: the file was moved to PostgreSQL by `amil migrate-store` and refuses writes (decision 258). */
+  moved?: MovedMark;
 }
 
 function describe(target: DatabaseTarget): Pick<DatabaseStatus, 'engine' | 'location'> {
@@ -30,7 +33,11 @@ function describe(target: DatabaseTarget): Pick<DatabaseStatus, 'engine' | 'loca
 /** Lists the migrations of the selected database and which are applied; applies nothing. */
 export async function databaseStatus(target: DatabaseTarget): Promise<DatabaseStatus> {
   if (!target.databaseUrl)
-    return { ...describe(target), migrations: sqliteMigrationStatus(target.databaseFile) };
+    return {
+      ...describe(target),
+      migrations: sqliteMigrationStatus(target.databaseFile),
+      moved: movedMarkOf(target.databaseFile),
+    };
   const db = openPgPool(target.databaseUrl, { max: 1 });
   try {
     return { ...describe(target), migrations: await pgMigrationStatus(db) };

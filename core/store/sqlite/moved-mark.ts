@@ -5,7 +5,8 @@
  * that PostgreSQL will never see, and a process started on the file refuses to start. Reads still work: the
  * file stays what it was when it was copied, for verification and for going back (`--reopen` lifts the mark).
  */
-import type Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { STORE_MOVED_MESSAGE } from '../outage.ts';
 
 /** The table holding the mark; not copied by a move. */
@@ -28,6 +29,17 @@ export function movedMark(db: Db): MovedMark | undefined {
   const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(MOVED_TABLE);
   if (!table) return undefined;
   return db.prepare<[], MovedMark>(`SELECT target, at FROM ${MOVED_TABLE}`).get();
+}
+
+/** The mark on the SQLite file at `file`, read without writing (`amil db status`); none when it is missing. */
+export function movedMarkOf(file: string): MovedMark | undefined {
+  if (!existsSync(file)) return undefined;
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return movedMark(db);
+  } finally {
+    db.close();
+  }
 }
 
 /** A process started on a moved store: what the operator must change (printed without a stack trace). */
