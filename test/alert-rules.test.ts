@@ -40,6 +40,7 @@ const PROMQL = new Set([
   'increase',
   'delta',
   'histogram_quantile',
+  'abs',
   'offset',
 ]);
 
