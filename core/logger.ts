@@ -45,6 +45,25 @@ export const REDACT_PATHS = [
   '*.phone',
 ];
 
+/**
+ * Fields of a database error that quote the data itself: PostgreSQL's `detail` gives a refused row whole
+ * ("Failing row contains (..., Siti binti Ahmad, siti@example.my, ...)") or a key's value ("Key
+ * (email)=(...)"), `where` and `internalQuery` the statement's context. The code, the constraint, the table
+ * and the column say what went wrong without them.
+ */
+const DATA_QUOTING_FIELDS = ['detail', 'where', 'internalQuery'];
+
+/** pino's error serializer, with the fields that quote data replaced (and so in an aggregate's errors). */
+function errWithoutData(err: unknown): unknown {
+  const serialized = pino.stdSerializers.err(err as Error) as unknown;
+  if (serialized === null || typeof serialized !== 'object') return serialized;
+  const fields = serialized as Record<string, unknown>;
+  for (const key of DATA_QUOTING_FIELDS) if (fields[key] !== undefined) fields[key] = '[redacted]';
+  if (Array.isArray(fields.aggregateErrors))
+    fields.aggregateErrors = (err as AggregateError).errors.map(errWithoutData);
+  return serialized;
+}
+
 /** The one root logger of a process; everything else uses children of it. */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(
@@ -52,6 +71,8 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       level,
       base: undefined,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      // Errors are logged as `err` throughout (pino's convention).
+      serializers: { err: errWithoutData },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     destination,
