@@ -5,9 +5,11 @@
  * the worker logs an error; a process whose clock agrees is ready on the same database.
  */
 import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_ADMIN_PASSWORD } from '../../core/config.ts';
+import { openPgPool } from '../../core/store/pg/pool.ts';
 import { tempDir } from '../helpers.ts';
 import { startPostgres } from '../support/postgres.ts';
 import { startRedis } from '../support/redis.ts';
@@ -33,6 +35,20 @@ test('a web process whose clock is 30 s ahead of PostgreSQL is not ready, and sa
   t.after(() => ahead.child.kill('SIGKILL'));
 
   assert.equal((await fetch(`${right.url}/health/ready`)).status, 200);
+  // Each process's sessions name it, its machine and its pid: a lock or a long transaction is found where it
+  // runs. A URL's own application_name wins.
+  const db = openPgPool(`${url}?application_name=amil-test-probe`);
+  t.after(() => db.close());
+  const names = await db.rows<{ name: string }>(
+    "SELECT DISTINCT application_name AS name FROM pg_stat_activity WHERE application_name LIKE 'amil%'",
+  );
+  const expected = [right, ahead].map((p) => `amil server ${hostname()} ${p.child.pid}`);
+  for (const name of expected)
+    assert.ok(
+      names.some((n) => n.name === name),
+      `${name} in ${JSON.stringify(names)}`,
+    );
+  assert.ok(names.some((n) => n.name === 'amil-test-probe'));
   const offsetOk = sample(await scrape(right.url, admin), 'amil_clock_offset_seconds');
   assert.ok(offsetOk !== undefined && Math.abs(offsetOk) < 1, `offset ${offsetOk}`);
 

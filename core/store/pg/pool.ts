@@ -4,6 +4,8 @@
  * shapes the SQLite store returns (integer sen as numbers, instants as `toISOString()` strings).
  */
 import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import Cursor from 'pg-cursor';
@@ -312,13 +314,24 @@ async function* readCursor<R>(
   }
 }
 
+/**
+ * The name this process's connections show in `pg_stat_activity` and the server's log: `amil`, the entry
+ * point (server, worker, amil), the machine and the process id. With several machines on one database, the
+ * session holding a lock or a long transaction is then found on its machine. PostgreSQL keeps 63 bytes; an
+ * `application_name` in DATABASE_URL overrides it.
+ */
+export function applicationName(): string {
+  const entry = path.basename(process.argv[1] ?? 'node').replace(/\.[cm]?[jt]s$/, '');
+  return `amil ${entry} ${hostname()} ${process.pid}`.replace(/[^\x20-\x7e]/g, '?').slice(0, 63);
+}
+
 /** Opens the pool of `url` (postgres://user:password@host:5432/db); connections are made on first use. */
 export function openPgPool(url: string, options: PgPoolOptions = {}): PgDb {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
     types: pgTypes,
-    application_name: 'amil',
+    application_name: applicationName(),
     connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     // UTC sessions: what a timestamptz prints as, and what date arithmetic in SQL means, never depend on
     // the server's or the role's TimeZone. A lock another session holds is waited for as long as SQLite
