@@ -140,6 +140,13 @@ export const SETTINGS = {
     parse: postgresUrl,
     doc: 'PostgreSQL store (`postgres://user:password@host:5432/amil`) shared by every web and worker process; unset keeps SQLite in DATA_DIR',
   }),
+  /** PostgreSQL ends a session of this process idle this long inside a transaction (decision 263). */
+  databaseIdleTransactionMs: variable({
+    name: 'DATABASE_IDLE_TRANSACTION_MS',
+    parse: int(1000, 3_600_000),
+    default: '60000',
+    doc: 'PostgreSQL ends a session of this process idle this long in a transaction (a frozen process: paused VM, SIGSTOP), freeing its locks',
+  }),
   logLevel: variable({
     name: 'LOG_LEVEL',
     parse: oneOf(LOG_LEVELS),

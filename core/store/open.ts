@@ -6,6 +6,9 @@ import { openPgStore } from './pg/index.ts';
 export function openConfiguredStore(config: {
   databaseUrl?: string | undefined;
   databaseFile: string;
+  databaseIdleTransactionMs?: number;
 }): Store {
-  return config.databaseUrl ? openPgStore(config.databaseUrl) : openStore(config.databaseFile);
+  return config.databaseUrl
+    ? openPgStore(config.databaseUrl, { idleTransactionMs: config.databaseIdleTransactionMs })
+    : openStore(config.databaseFile);
 }

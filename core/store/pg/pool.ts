@@ -19,6 +19,14 @@ import { LOCK_WAIT_MS, STORE_CONNECTION_LOST, STORE_UNREACHABLE } from '../outag
  * database that has stopped answering (decision 225).
  */
 const CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * How long PostgreSQL lets a session of amil sit inside a transaction with no statement to run (decision
+ * 263). amil's transactions run their statements back to back, and the longest, a reconciliation's
+ * snapshot, waits only for its own workbook between reads: a session idle this long belongs to a process
+ * that is frozen (a paused VM, SIGSTOP). Ending it frees the rows it locked, which other machines' requests
+ * for the same keys would otherwise wait on, 503 after 503, for as long as it stays frozen.
+ */
+export const IDLE_TRANSACTION_MS = 60_000;
 
 /** Integer, timestamp and text OIDs (pg_type) whose text form we parse ourselves. */
 const OID = {
@@ -151,6 +159,11 @@ export interface PgPoolOptions {
   onIdleError?: (err: Error) => void;
   /** How long a statement waits for a connection (default CONNECT_TIMEOUT_MS). */
   connectTimeoutMs?: number;
+  /**
+   * How long a session may sit idle inside a transaction before the server ends it (default
+   * IDLE_TRANSACTION_MS; decision 263).
+   */
+  idleTransactionMs?: number | undefined;
 }
 
 /** SQLSTATEs after which the same transaction may succeed if run again. */
@@ -337,7 +350,10 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgDb {
     // the server's or the role's TimeZone. A lock another session holds is waited for as long as SQLite
     // waits for its write lock, then the statement fails as busy (55P03: an outage, decision 225). No JIT:
     // amil's statements are short, and compiling a report's page cost more than running it (decision 229).
-    options: `-c TimeZone=UTC -c lock_timeout=${LOCK_WAIT_MS} -c jit=off`,
+    // A session left idle inside a transaction (its process frozen) is ended by the server (decision 263).
+    options:
+      `-c TimeZone=UTC -c lock_timeout=${LOCK_WAIT_MS} -c jit=off ` +
+      `-c idle_in_transaction_session_timeout=${options.idleTransactionMs ?? IDLE_TRANSACTION_MS}`,
   });
   pool.on('error', (err) => options.onIdleError?.(err));
 
