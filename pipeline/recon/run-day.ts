@@ -51,6 +51,11 @@ export async function runReconciliation(
   if (options.sink !== TEST_SINK && !agency) throw new Error(`no agency ${options.sink}`);
   const asOf = options.asOf ?? (await asOfNow(deps));
   const snapshot = await deps.store.reconSnapshot.open(options.sink, options.day, asOf);
+  let file: string;
+  let summary: Awaited<ReturnType<typeof writeReconWorkbook>>;
+  // The snapshot is held only while the workbook is written: comparing it with the last run's and recording
+  // the run need no snapshot, and on PostgreSQL an open transaction holds back vacuum and sits idle
+  // (decision 263).
   try {
     const ready = await snapshot.readiness();
     if (ready.normalised < ready.received || ready.ledgered < ready.forSink) {
@@ -61,50 +66,47 @@ export async function runReconciliation(
     }
     const dir = options.dir ?? path.join(deps.config.recon.dir, options.day);
     mkdirSync(dir, { recursive: true });
-    const file = path.join(
-      dir,
-      workbookName({ sink: options.sink, day: options.day, asOf: asOf.toISOString() }),
-    );
+    file = path.join(dir, workbookName({ sink: options.sink, day: options.day, asOf: asOf.toISOString() }));
     const partial = `${file}.partial`;
-    const summary = await writeReconWorkbook({
+    summary = await writeReconWorkbook({
       snapshot,
       title: agency?.name ?? 'Bank live tests',
       explanations: EXCEPTION_CODES,
       file: partial,
     });
     renameSync(partial, file);
-
-    const previous = await deps.store.reconRuns.latest(options.sink, options.day);
-    const changes = await describeChanges(deps, previous, summary, file);
-    const recipients = recipientsOf(deps, agency?.settings.reportRecipients);
-    const mailedTo = options.trigger !== 'replay' && options.mail !== false ? recipients : [];
-    const run = await deps.store.reconRuns.record({
-      sink: options.sink,
-      businessDate: options.day,
-      trigger: options.trigger,
-      asOf: asOf.toISOString(),
-      startedAt,
-      finishedAt: deps.clock.now().toISOString(),
-      fingerprint: summary.fingerprint,
-      file: path.relative(deps.config.dataDir, file),
-      localFile: file,
-      fileSha256: await sha256File(file),
-      fileBytes: statSync(file).size,
-      inputCounts: summary.inputs,
-      totals: headline(summary),
-      changes,
-      email: mailedTo.length > 0,
-    });
-    // Another worker recorded the night's run first: its workbook is the night's, this one is nobody's.
-    if (run.file !== path.relative(deps.config.dataDir, file)) rmSync(file, { force: true });
-    deps.logger.info(
-      { runId: run.id, sink: run.sink, day: run.businessDate, transactions: summary.inputs.transactions },
-      'reconciliation run recorded',
-    );
-    return { run, summary, path: file, mailedTo };
   } finally {
     await snapshot.close();
   }
+
+  const previous = await deps.store.reconRuns.latest(options.sink, options.day);
+  const changes = await describeChanges(deps, previous, summary, file);
+  const recipients = recipientsOf(deps, agency?.settings.reportRecipients);
+  const mailedTo = options.trigger !== 'replay' && options.mail !== false ? recipients : [];
+  const run = await deps.store.reconRuns.record({
+    sink: options.sink,
+    businessDate: options.day,
+    trigger: options.trigger,
+    asOf: asOf.toISOString(),
+    startedAt,
+    finishedAt: deps.clock.now().toISOString(),
+    fingerprint: summary.fingerprint,
+    file: path.relative(deps.config.dataDir, file),
+    localFile: file,
+    fileSha256: await sha256File(file),
+    fileBytes: statSync(file).size,
+    inputCounts: summary.inputs,
+    totals: headline(summary),
+    changes,
+    email: mailedTo.length > 0,
+  });
+  // Another worker recorded the night's run first: its workbook is the night's, this one is nobody's.
+  if (run.file !== path.relative(deps.config.dataDir, file)) rmSync(file, { force: true });
+  deps.logger.info(
+    { runId: run.id, sink: run.sink, day: run.businessDate, transactions: summary.inputs.transactions },
+    'reconciliation run recorded',
+  );
+  return { run, summary, path: file, mailedTo };
 }
 
 /** How long a run waits after its as-of time before it reads: a batch received just before has committed. */
