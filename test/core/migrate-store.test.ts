@@ -195,7 +195,7 @@ test(
     assert.equal(again.code, 1);
     assert.match(
       again.stderr,
-      /amil: the target database is not empty \(table \w+ has rows\) and is not a copy of this file \(partners differ\): name an empty database; nothing was copied/,
+      /amil: the target database is not empty \(table \w+ has rows\) and is not a copy of this file \(partners differ\); nothing was copied\. To move this file, name an empty database/,
     );
     openDatabase(file).close(); // not marked
   },

@@ -338,8 +338,9 @@ async function compareHeld(
   if (differing.length > 0)
     throw new Error(
       `the target database is not empty (table ${occupied} has rows) and is not a copy of this file ` +
-        `(${differing.slice(0, 5).join(', ')}${differing.length > 5 ? ', ...' : ''} differ): ` +
-        'name an empty database; nothing was copied',
+        `(${differing.slice(0, 5).join(', ')}${differing.length > 5 ? ', ...' : ''} differ); nothing was ` +
+        'copied. To move this file, name an empty database. If an earlier move of this file went there and ' +
+        'PostgreSQL has been written since, that move stands: stop every process using this file',
     );
   return { tables: copies, workbooks: held, leftOut: workbooks.missing, alreadyCopied: true };
 }
