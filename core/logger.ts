@@ -57,11 +57,13 @@ const DATA_QUOTING_FIELDS = ['detail', 'where', 'internalQuery'];
 function errWithoutData(err: unknown): unknown {
   const serialized = pino.stdSerializers.err(err as Error) as unknown;
   if (serialized === null || typeof serialized !== 'object') return serialized;
-  const fields = serialized as Record<string, unknown>;
+  // pino's own copy of an error is changed; something not an error comes back as it was, so it is copied
+  // first: the caller's object is never changed.
+  const fields = (serialized === err ? { ...serialized } : serialized) as Record<string, unknown>;
   for (const key of DATA_QUOTING_FIELDS) if (fields[key] !== undefined) fields[key] = '[redacted]';
   if (Array.isArray(fields.aggregateErrors))
     fields.aggregateErrors = (err as AggregateError).errors.map(errWithoutData);
-  return serialized;
+  return fields;
 }
 
 /** The one root logger of a process; everything else uses children of it. */

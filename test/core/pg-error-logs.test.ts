@@ -76,9 +76,13 @@ test("a unique key's value PostgreSQL quotes is not logged, alone or among an ag
   logger.error({ err: refused }, 'alone');
   logger.error(refused, 'as the first argument');
   logger.error({ err: new AggregateError([refused], 'several') }, 'among others');
+  // Something logged as an error that is not one: its data is left out too, and the object left as it was.
+  const notAnError = { code: '23505', detail: 'Key (email)=(siti.rahsia@example.my) already exists.' };
+  logger.error({ err: notAnError }, 'not an error');
+  assert.match(notAnError.detail, /siti\.rahsia/, "the caller's object is not changed");
   const out = lines.join('');
-  assert.equal(lines.length, 3);
+  assert.equal(lines.length, 4);
   assert.ok(!out.includes('siti.rahsia'), out);
-  assert.equal((out.match(/"code":"23505"/g) ?? []).length, 3, 'each still names the error');
+  assert.equal((out.match(/"code":"23505"/g) ?? []).length, 4, 'each still names the error');
   assert.equal((out.match(/"constraint":"payers_email_key"/g) ?? []).length, 3);
 });
