@@ -61,8 +61,10 @@ function errWithoutData(err: unknown): unknown {
   // first: the caller's object is never changed.
   const fields = (serialized === err ? { ...serialized } : serialized) as Record<string, unknown>;
   for (const key of DATA_QUOTING_FIELDS) if (fields[key] !== undefined) fields[key] = '[redacted]';
+  // An AggregateError's errors, each as one; or the aggregateErrors of an error serialized before.
+  const inner = (err as { errors?: unknown }).errors;
   if (Array.isArray(fields.aggregateErrors))
-    fields.aggregateErrors = (err as AggregateError).errors.map(errWithoutData);
+    fields.aggregateErrors = (Array.isArray(inner) ? inner : fields.aggregateErrors).map(errWithoutData);
   return fields;
 }
 

@@ -42,7 +42,7 @@ test('a web process whose clock is 30 s ahead of PostgreSQL is not ready, and sa
   const names = await db.rows<{ name: string }>(
     "SELECT DISTINCT application_name AS name FROM pg_stat_activity WHERE application_name LIKE 'amil%'",
   );
-  const expected = [right, ahead].map((p) => `amil server ${hostname()} ${p.child.pid}`);
+  const expected = [right, ahead].map((p) => `amil server ${p.child.pid} ${hostname()}`);
   for (const name of expected)
     assert.ok(
       names.some((n) => n.name === name),

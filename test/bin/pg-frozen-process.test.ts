@@ -49,7 +49,7 @@ test('a web process frozen inside a batch transaction holds nobody up for long: 
     (r) => r.status,
     () => 0,
   );
-  const session = `amil server ${hostname()} ${frozen.child.pid}`;
+  const session = `amil server ${frozen.child.pid} ${hostname()}`;
   for (let waited = 0; ; waited += 20) {
     const waiting = await db.rows(
       "SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",

@@ -180,6 +180,39 @@ test(
 );
 
 test(
+  'a move re-run after an earlier one left a workbook out: refused until it is allowed again, then the run is left out and the others compared',
+  SQLITE_SOURCE,
+  async (t) => {
+    const file = await usedStore(t, { nightly: true });
+    const [gone, ...kept] = runsOf(file);
+    assert.ok(gone && kept.length > 0);
+    const workbook = path.resolve(path.dirname(file), gone.file);
+    const bytes = readFileSync(workbook);
+    rmSync(workbook);
+    const url = await server.createTestDatabase();
+    assert.equal((await moveStore(file, url, '--allow-missing-workbooks')).code, 0);
+    assert.equal((await runCli(['migrate-store', '--reopen', '--from', `sqlite:${file}`], {})).code, 0);
+    // The file is back: PostgreSQL still holds no workbook for its run.
+    writeFileSync(workbook, bytes);
+    const refused = await moveStore(file, url);
+    assert.equal(refused.code, 1);
+    assert.match(
+      refused.stderr,
+      new RegExp(
+        `PostgreSQL holds no workbook for run ${gone.id}: the earlier move left it out\\. .*--allow-missing-workbooks`,
+      ),
+    );
+    openDatabase(file).close(); // not marked
+
+    const finished = await moveStore(file, url, '--allow-missing-workbooks');
+    assert.equal(finished.code, 0, finished.stderr);
+    assert.match(finished.stdout, new RegExp(`and ${kept.length} workbooks`));
+    assert.match(finished.stdout, new RegExp(`^workbook of run ${gone.id} +left out: `, 'm'));
+    assert.throws(() => openDatabase(file), /was moved to PostgreSQL/);
+  },
+);
+
+test(
   'migrate-store refuses a target that holds other data than the file, names what differs, and commits nothing',
   SQLITE_SOURCE,
   async (t) => {

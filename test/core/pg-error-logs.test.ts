@@ -79,10 +79,15 @@ test("a unique key's value PostgreSQL quotes is not logged, alone or among an ag
   // Something logged as an error that is not one: its data is left out too, and the object left as it was.
   const notAnError = { code: '23505', detail: 'Key (email)=(siti.rahsia@example.my) already exists.' };
   logger.error({ err: notAnError }, 'not an error');
+  // An error pino already serialized, logged again: it has aggregateErrors but no errors of its own.
+  logger.error(
+    { err: { ...notAnError, message: 'again', aggregateErrors: [{ detail: 'siti.rahsia' }] } },
+    'x',
+  );
   assert.match(notAnError.detail, /siti\.rahsia/, "the caller's object is not changed");
   const out = lines.join('');
-  assert.equal(lines.length, 4);
+  assert.equal(lines.length, 5, 'every call logged, none threw');
   assert.ok(!out.includes('siti.rahsia'), out);
-  assert.equal((out.match(/"code":"23505"/g) ?? []).length, 4, 'each still names the error');
+  assert.equal((out.match(/"code":"23505"/g) ?? []).length, 5, 'each still names the error');
   assert.equal((out.match(/"constraint":"payers_email_key"/g) ?? []).length, 3);
 });

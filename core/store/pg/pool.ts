@@ -329,13 +329,14 @@ async function* readCursor<R>(
 
 /**
  * The name this process's connections show in `pg_stat_activity` and the server's log: `amil`, the entry
- * point (server, worker, amil), the machine and the process id. With several machines on one database, the
+ * point (server, worker, amil), the process id and the machine. With several machines on one database, the
  * session holding a lock or a long transaction is then found on its machine. PostgreSQL keeps 63 bytes; an
  * `application_name` in DATABASE_URL overrides it.
  */
 export function applicationName(): string {
   const entry = path.basename(process.argv[1] ?? 'node').replace(/\.[cm]?[jt]s$/, '');
-  return `amil ${entry} ${hostname()} ${process.pid}`.replace(/[^\x20-\x7e]/g, '?').slice(0, 63);
+  // The pid before the host: a long host name (a cloud's internal one) is what the 63 bytes cut.
+  return `amil ${entry} ${process.pid} ${hostname()}`.replace(/[^\x20-\x7e]/g, '?').slice(0, 63);
 }
 
 /** Opens the pool of `url` (postgres://user:password@host:5432/db); connections are made on first use. */

@@ -261,14 +261,17 @@ async function copyHeld(
         `them with --data-dir), or move these runs without their workbooks with --allow-missing-workbooks; ` +
         `nothing was copied`,
     );
-  const pg = openPgPool(url, { max: 2 });
+  // No idle-in-transaction limit (decision 263) for the move: between its statements it reads the SQLite
+  // file, as long as a table takes, in the one transaction it commits.
+  const pg = openPgPool(url, { max: 2, idleTransactionMs: 0 });
   try {
     await migratePg(pg);
     const tables = tablesInOrder(sqlite);
     return await pg.transaction(
       async (tx) => {
         const occupied = await firstOccupied(tx, tables);
-        if (occupied) return compareHeld(sqlite, tx, tables, workbooks, occupied);
+        if (occupied)
+          return compareHeld(sqlite, tx, tables, workbooks, occupied, options.allowMissingWorkbooks === true);
         const copies = await copyTables(sqlite, tx, tables);
         const copied = await copyWorkbooks(tx, dataDir, workbooks.ready);
         const differing = copied.filter((c) => !copiedWhole(c)).map((c) => c.runId);
@@ -321,6 +324,7 @@ async function compareHeld(
   tables: readonly string[],
   workbooks: { ready: RunWorkbook[]; missing: MissingWorkbook[] },
   occupied: string,
+  allowMissingWorkbooks: boolean,
 ): Promise<StoreCopy> {
   const copies: TableCopy[] = [];
   for (const table of tables) {
@@ -330,10 +334,22 @@ async function compareHeld(
     const back = await readBack(tx, table, columns);
     copies.push({ table, ...source, targetRows: back.rows, targetChecksum: back.checksum });
   }
-  const held = await readBackWorkbooks(tx, workbooks.ready);
+  // Every run's workbook as PostgreSQL holds it, the file here or not: one it holds whole was moved; one it
+  // does not hold at all was left out by the earlier move (--allow-missing-workbooks then) and is left out
+  // again, allowed as then; any other bytes differ.
+  const held = await readBackWorkbooks(tx, [...workbooks.ready, ...workbooks.missing]);
+  const moved = held.filter(copiedWhole);
+  const absent = held.filter((w) => w.targetBytes === 0);
+  const missingNow = new Map(workbooks.missing.map((m) => [m.runId, m]));
+  if (absent.length > 0 && !allowMissingWorkbooks)
+    throw new Error(
+      `PostgreSQL holds no workbook for run${absent.length === 1 ? '' : 's'} ` +
+        `${absent.map((w) => w.runId).join(', ')}: the earlier move left ${absent.length === 1 ? 'it' : 'them'} ` +
+        'out. Run the move again with --allow-missing-workbooks to finish it without them; nothing was copied',
+    );
   const differing = [
     ...copies.filter((c) => c.rows !== c.targetRows || c.checksum !== c.targetChecksum).map((c) => c.table),
-    ...held.filter((w) => !copiedWhole(w)).map((w) => `the workbook of run ${w.runId}`),
+    ...held.filter((w) => !copiedWhole(w) && w.targetBytes > 0).map((w) => `the workbook of run ${w.runId}`),
   ];
   if (differing.length > 0)
     throw new Error(
@@ -342,7 +358,10 @@ async function compareHeld(
         'copied. To move this file, name an empty database. If an earlier move of this file went there and ' +
         'PostgreSQL has been written since, that move stands: stop every process using this file',
     );
-  return { tables: copies, workbooks: held, leftOut: workbooks.missing, alreadyCopied: true };
+  const leftOut = absent.map(
+    (w) => missingNow.get(w.runId) ?? { ...w, problem: 'was left out by the earlier move' },
+  );
+  return { tables: copies, workbooks: moved, leftOut, alreadyCopied: true };
 }
 
 /** Every table copied in `tx`, each read back; throws when any reads back different. */

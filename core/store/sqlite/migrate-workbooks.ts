@@ -106,6 +106,7 @@ export async function readBackWorkbooks(
     const target = await sha256Of(heldPieces(tx, workbook.runId));
     held.push({
       ...workbook,
+      // The file was checked against the run's SHA-256 before (or is missing: then compared is only PostgreSQL's).
       sourceSha256: workbook.sha256,
       targetBytes: target.bytes,
       targetSha256: target.sha256,
