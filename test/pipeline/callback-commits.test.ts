@@ -77,8 +77,10 @@ void test(
     await createInProcessRuntime(app.deps, { pollMs: 10 }).drain();
     assert.equal(merchant.received.length, DELIVERIES);
     // A commit writes each page it changed once. A finish and then its own outbox mark, each committed
-    // alone, made 227 frames here; even 32 finishes each alone would stay near 100.
+    // alone, made 227 frames here. Shared commits stay under 120 on a quiet machine; with the whole suite
+    // running three files at once the groups come smaller (123 seen on 2026-11-29, the payers' receipts
+    // committing in between), hence the margin, still far from 227.
     const frames = walFrames('PASSIVE');
-    assert.ok(frames < 120, `${frames} WAL frames for ${DELIVERIES} deliveries`);
+    assert.ok(frames < 160, `${frames} WAL frames for ${DELIVERIES} deliveries`);
   },
 );
