@@ -341,12 +341,6 @@ async function compareHeld(
   const moved = held.filter(copiedWhole);
   const absent = held.filter((w) => w.targetBytes === 0);
   const missingNow = new Map(workbooks.missing.map((m) => [m.runId, m]));
-  if (absent.length > 0 && !allowMissingWorkbooks)
-    throw new Error(
-      `PostgreSQL holds no workbook for run${absent.length === 1 ? '' : 's'} ` +
-        `${absent.map((w) => w.runId).join(', ')}: the earlier move left ${absent.length === 1 ? 'it' : 'them'} ` +
-        'out. Run the move again with --allow-missing-workbooks to finish it without them; nothing was copied',
-    );
   const differing = [
     ...copies.filter((c) => c.rows !== c.targetRows || c.checksum !== c.targetChecksum).map((c) => c.table),
     ...held.filter((w) => !copiedWhole(w) && w.targetBytes > 0).map((w) => `the workbook of run ${w.runId}`),
@@ -357,6 +351,13 @@ async function compareHeld(
         `(${differing.slice(0, 5).join(', ')}${differing.length > 5 ? ', ...' : ''} differ); nothing was ` +
         'copied. To move this file, name an empty database. If an earlier move of this file went there and ' +
         'PostgreSQL has been written since, that move stands: stop every process using this file',
+    );
+  // Only once the rest is this store: a run PostgreSQL holds no workbook for was left out by that move.
+  if (absent.length > 0 && !allowMissingWorkbooks)
+    throw new Error(
+      `PostgreSQL holds no workbook for run${absent.length === 1 ? '' : 's'} ` +
+        `${absent.map((w) => w.runId).join(', ')}: the earlier move left ${absent.length === 1 ? 'it' : 'them'} ` +
+        'out. Run the move again with --allow-missing-workbooks to finish it without them; nothing was copied',
     );
   const leftOut = absent.map(
     (w) => missingNow.get(w.runId) ?? { ...w, problem: 'was left out by the earlier move' },
