@@ -152,6 +152,23 @@ export async function stopGracefully(running: RunningServer): Promise<void> {
   assert.equal(ended.code, 0, ended.stderr);
 }
 
+/**
+ * `GET /health/ready` read as a load balancer and an operator read it: the status, the content type, the
+ * problem's detail and the pointers of the checks that failed (none when ready).
+ */
+export async function readiness(
+  url: string,
+): Promise<{ status: number; contentType: string | null; detail: string; failing: string[] }> {
+  const response = await fetch(`${url}/health/ready`);
+  const body = (await response.json()) as { detail?: string; errors?: { pointer: string }[] };
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    detail: body.detail ?? '',
+    failing: (body.errors ?? []).map((e) => e.pointer),
+  };
+}
+
 /** Polls `GET /health/ready` until it answers 200 or `ms` pass; its last status. */
 export async function readyWithin(url: string, ms: number): Promise<number> {
   const status = async () => (await fetch(`${url}/health/ready`)).status;

@@ -5,6 +5,7 @@ import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { bankRecord, onCleanup, startApp, tempDir } from '../helpers.ts';
 import { onPostgres } from '../support/test-database.ts';
+import { readiness } from '../bin/processes.ts';
 
 /** A real tmpfs of `size` mounted on a fresh directory (root only); undefined where mounting is not allowed. */
 function mountTmpfs(t: Parameters<typeof tempDir>[0], size: string): string | undefined {
@@ -56,15 +57,11 @@ test(
     assert.equal((await fetch(`${app.url}/health/ready`)).status, 200);
 
     const filler = fillUp(disk);
-    const ready = await fetch(`${app.url}/health/ready`);
+    const ready = await readiness(app.url);
     assert.equal(ready.status, 503);
-    assert.equal(ready.headers.get('content-type'), 'application/problem+json');
-    const problem = (await ready.json()) as { detail: string; errors: { pointer: string }[] };
-    assert.deepEqual(
-      problem.errors.map((e) => e.pointer),
-      ['/checks/store'],
-    );
-    assert.match(problem.detail, /store/);
+    assert.equal(ready.contentType, 'application/problem+json');
+    assert.deepEqual(ready.failing, ['/checks/store']);
+    assert.match(ready.detail, /store/);
     assert.equal((await fetch(`${app.url}/health`)).status, 503);
     assert.equal((await fetch(`${app.url}/health/live`)).status, 200);
     // What the probe predicts is what the bank would get: the batch is not acknowledged, and the bank is

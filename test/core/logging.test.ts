@@ -2,30 +2,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import Koa from 'koa';
 import { requestContext } from '../../core/http/request-context.ts';
 import type { AppState } from '../../core/http/state.ts';
-import { createLogger, REDACT_PATHS } from '../../core/logger.ts';
+import { REDACT_PATHS } from '../../core/logger.ts';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { bankRecord, DEMO_PASSWORD, startApp } from '../helpers.ts';
 import { startMerchant } from '../support/merchant.ts';
 import { ORDER_AT, paidOrders } from '../support/orders.ts';
-
-/** A logger at `level` whose lines (one JSON object each) are kept in `lines`. */
-function capturedLogger(level: string) {
-  const lines: string[] = [];
-  const logger = createLogger(
-    level,
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(...chunk.toString().split('\n').filter(Boolean));
-        done();
-      },
-    }),
-  );
-  return { logger, lines };
-}
+import { capturedLogger } from '../support/logs.ts';
 
 test('the logger redacts passwords, keys, signatures, IC and phone numbers', () => {
   const { logger, lines } = capturedLogger('info');

@@ -4,11 +4,10 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
-import { createLogger } from '../../core/logger.ts';
 import { openPgPool } from '../../core/store/pg/pool.ts';
 import { bankRecord, startApp } from '../helpers.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
+import { capturedLogger } from '../support/logs.ts';
 
 let server: TestPostgres;
 before(async () => {
@@ -63,16 +62,7 @@ test("a unique key's value PostgreSQL quotes is not logged, alone or among an ag
     .run("INSERT INTO payers VALUES ('siti.rahsia@example.my')")
     .catch((err: unknown) => err)) as Error & { detail?: string };
   assert.match(refused.detail ?? '', /Key \(email\)=\(siti\.rahsia@example\.my\) already exists/);
-  const lines: string[] = [];
-  const logger = createLogger(
-    'info',
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    }),
-  );
+  const { logger, lines } = capturedLogger('info');
   logger.error({ err: refused }, 'alone');
   logger.error(refused, 'as the first argument');
   logger.error({ err: new AggregateError([refused], 'several') }, 'among others');

@@ -4,10 +4,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { createDeps } from '../../core/bootstrap.ts';
 import { ConfigError, loadConfig } from '../../core/config.ts';
-import { createLogger } from '../../core/logger.ts';
 import { openStore } from '../../core/store/index.ts';
 import { isStoreOutage, LOCK_WAIT_MS } from '../../core/store/outage.ts';
 import { openPgStore } from '../../core/store/pg/index.ts';
@@ -15,6 +13,7 @@ import { openPgPool, redactDatabaseUrl, statement, type PgDb } from '../../core/
 import { pgGroupCommitter } from '../../core/store/pg/group-commit.ts';
 import { tempDir } from '../helpers.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
+import { capturedLogger } from '../support/logs.ts';
 
 let server: TestPostgres;
 let db: PgDb;
@@ -43,16 +42,7 @@ test('DATABASE_URL selects PostgreSQL; unset keeps SQLite; a malformed one is re
 });
 
 test('the database password never reaches a log line or the printed URL', () => {
-  const lines: string[] = [];
-  const logger = createLogger(
-    'info',
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    }),
-  );
+  const { logger, lines } = capturedLogger('info');
   const url = 'postgres://amil:s3cret-pw@db.example.my:5432/amil';
   logger.info({ databaseUrl: url, store: { connectionString: url } }, 'store opened');
   assert.ok(!lines.join('').includes('s3cret-pw'), lines.join(''));
