@@ -64,18 +64,19 @@ export function checkPgCallbacks(url: string): Promise<PgCallbackCheck> {
   });
 }
 
-/** Keeps the callbacks queued so far from being handed over until `releaseCallbacks`. */
+/** Keeps the callbacks queued so far from being leased until `releaseCallbacks` (they are due then). */
 export function holdBackCallbacks(url: string): Promise<unknown> {
   return withClient(url, (c) =>
-    c.query(`UPDATE outbox SET next_try_at = $1 WHERE queue = 'callbacks' AND sent_at IS NULL`, [HELD_BACK]),
+    c.query(`UPDATE callbacks SET next_attempt_at = $1 WHERE state = 'queued'`, [HELD_BACK]),
   );
 }
 
 function releaseCallbacks(url: string): Promise<unknown> {
   return withClient(url, (c) =>
-    c.query(`UPDATE outbox SET next_try_at = NULL WHERE queue = 'callbacks' AND next_try_at = $1`, [
-      HELD_BACK,
-    ]),
+    c.query(
+      `UPDATE callbacks SET next_attempt_at = created_at WHERE state = 'queued' AND next_attempt_at = $1`,
+      [HELD_BACK],
+    ),
   );
 }
 
@@ -176,9 +177,8 @@ export async function timeWorkers(options: {
       const warmUntil = performance.now() + options.limitSeconds * 1000;
       for (;;) {
         const { rows } = await c.query<{ left: boolean }>(
-          `SELECT EXISTS (SELECT 1 FROM outbox WHERE queue = $1 AND done_at IS NULL
-             AND next_try_at IS DISTINCT FROM $2) AS left`,
-          [CALLBACK_QUEUE, HELD_BACK],
+          `SELECT EXISTS (SELECT 1 FROM callbacks WHERE state = 'queued' AND next_attempt_at < $1) AS left`,
+          [HELD_BACK],
         );
         if (!rows[0]?.left) return;
         if (performance.now() > warmUntil) throw new Error('the workers did not deliver the warm-up');

@@ -5,8 +5,9 @@ import { TEST_SINK } from './store/ledger.ts';
  * under these names (in the transaction of the fact that causes them) and the pipeline runs them.
  *
  * A job id is the idempotency key of its outbox row (`UNIQUE (job_id)`) and BullMQ's second guard. BullMQ
- * refuses a custom id with a `:` unless it has exactly two (the old repeatable jobs' form), so ids use dots,
- * and callbacks' exactly two colons (test/pipeline/outbox-relay.test.ts adds every kind to a real Redis).
+ * refuses a custom id with a `:` unless it has exactly two (the old repeatable jobs' form), so ids use dots
+ * (test/pipeline/outbox-relay.test.ts adds every kind to a real Redis). Callbacks have no job id: their own
+ * rows are their queue (decision 264).
  */
 
 /** Normalises a stored webhook batch (one job per batch). */
@@ -37,14 +38,6 @@ export const normaliseJobId = (batchId: string): string => `normalise.${batchId}
 
 /** A batch's share of one sink is appended to that sink's ledger once. */
 export const ledgerJobId = (sink: string, batchId: string): string => `${ledgerQueue(sink)}.${batchId}`;
-
-/** One attempt of one callback. */
-export const callbackJobId = (callbackId: number, attempt: number): string =>
-  `callback:${callbackId}:${attempt}`;
-
-/** A callback put off at `at` because another callback of its order was being delivered. */
-export const callbackDeferralJobId = (callbackId: number, at: Date): string =>
-  `callback:${callbackId}:busy.${at.getTime()}`;
 
 /** A day's nightly run is queued once. */
 export const reconNightlyJobId = (day: string): string => `${RECON_NIGHTLY_QUEUE}.${day}`;

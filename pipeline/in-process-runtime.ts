@@ -8,6 +8,8 @@ import { retryPolicyFor, type RetryPolicy } from './retry.ts';
 import { outboxSignal } from '../core/store/index.ts';
 import { createStoreFault } from './store-fault.ts';
 import { createOutboxPruner } from './outbox-pruner.ts';
+import { createCallbackQueue } from './callbacks/queue.ts';
+import { CALLBACK_QUEUE } from '../core/queues.ts';
 
 export interface InProcessOptions {
   /** How often the outbox is looked at when idle. */
@@ -30,7 +32,8 @@ const PRUNE_EVERY_MS = 60_000;
  * (and every job converges when run twice). Each queue runs on its own, one job at a time (or its
  * job's `concurrency` at once), so a slow or failing queue (one agency's ledger) never holds back another.
  * A job past its retry horizon shows as failed and is re-driven every maximum retry interval; a store that
- * cannot write makes it back off (store-fault.ts).
+ * cannot write makes it back off (store-fault.ts). The callbacks run from their own rows (decision 264),
+ * leased as the workers of Redis mode lease them (callbacks/queue.ts).
  */
 export function createInProcessRuntime(
   deps: Deps,
@@ -43,6 +46,7 @@ export function createInProcessRuntime(
   const storeFault = createStoreFault(log, deps.config.pipeline, options.pollMs);
   const pruner = createOutboxPruner(deps.store.outbox, deps.config.pipeline.outboxKeepMs);
   let prunedAt = -Infinity;
+  const callbacks = createCallbackQueue(deps, { pollMs: options.pollMs });
 
   // Worked out once per queue: the sum over the horizon is 2% of a callback's delivery (decision 236).
   const policies = new Map<string, RetryPolicy>();
@@ -118,16 +122,19 @@ export function createInProcessRuntime(
     start(): void {
       stopping = false;
       poller.start();
+      callbacks.start();
       // Rows this process just committed start at once, not at the next poll (decision 220).
       unlisten();
-      unlisten = outboxSignal.listen(() => poller.wake());
+      unlisten = outboxSignal.listen((queues) => {
+        if (queues.has(CALLBACK_QUEUE)) callbacks.wake();
+        if ([...queues].some((queue) => queue !== CALLBACK_QUEUE)) poller.wake();
+      });
     },
     /** Stops looking and waits for the jobs in flight to finish. */
     async stop(): Promise<void> {
       stopping = true;
       unlisten();
-      await poller.stop();
-      await Promise.all(busyQueues.values());
+      await Promise.all([poller.stop().then(() => Promise.all(busyQueues.values())), callbacks.stop()]);
     },
     /** Runs until the outbox has nothing ready (for tests, replays and the CLI). */
     async drain(): Promise<void> {
@@ -135,19 +142,26 @@ export function createInProcessRuntime(
       for (;;) {
         const seen = await look();
         await Promise.all(busyQueues.values());
+        // Callbacks are queued by settlements, never by these jobs: one drain of them per look is enough.
+        await callbacks.drain();
         // stop() during a drain: look() starts nothing any more, so looping would spin forever.
         if (seen === 0 || stopping) return;
       }
     },
     async counts() {
-      return (await deps.store.outbox.stats()).map((s) => ({
-        queue: s.queue,
-        waiting: s.waiting,
-        active: busyQueues.has(s.queue) ? 1 : 0,
-        delayed: 0,
-        failed: s.failed,
-        completed: s.sent,
-      }));
+      const [stats, ofCallbacks] = await Promise.all([deps.store.outbox.stats(), callbacks.counts()]);
+      const fromOutbox = stats
+        // Outbox rows of callbacks are an earlier release's, retired: the callbacks' counts are their own.
+        .filter((s) => s.queue !== CALLBACK_QUEUE)
+        .map((s) => ({
+          queue: s.queue,
+          waiting: s.waiting,
+          active: busyQueues.has(s.queue) ? 1 : 0,
+          delayed: 0,
+          failed: s.failed,
+          completed: s.sent,
+        }));
+      return [...fromOutbox, ofCallbacks].sort((a, b) => a.queue.localeCompare(b.queue));
     },
     async failed() {
       return (await deps.store.outbox.failed()).map((f) => ({

@@ -216,15 +216,6 @@ export interface DuitNowQrResponse {
   expiresAt: string;
 }
 /**
- * The callback job's payload: one attempt at delivering one merchant callback.
- */
-export interface CallbackJob {
-  /**
-   * The callback (its row id, also the merchant's deduplication id).
-   */
-  callbackId: number;
-}
-/**
  * The ledger job's payload: one batch's normalised versions to append to one sink's ledger.
  */
 export interface LedgerJob {

@@ -1,5 +1,3 @@
-import type { OutboxCompletion } from './outbox.ts';
-
 /** A merchant callback: the status it carries, where it goes, and how its delivery stands. */
 export interface CallbackRow {
   id: number;
@@ -23,42 +21,36 @@ export interface CallbackAttempt {
   responsePrefix: string;
 }
 
-/** A lease: the callback and the key to sign it with; or why there is none ('busy': try again later). */
-export type CallbackClaim =
-  { claimed: CallbackRow; apiKey: string | undefined } | { refused: 'done' | 'busy' };
+/** A leased callback and the key to sign it with (undefined for a legacy agency without one). */
+export interface CallbackLease {
+  callback: CallbackRow;
+  apiKey: string | undefined;
+}
 
-/** After an attempt: finished in a final state, or retried at a time (a new outbox row then). */
+/** After an attempt: finished in a final state, or tried again at a time (the callback's next_attempt_at). */
 export type AttemptVerdict =
-  { state: 'delivered' | 'gone' | 'dead' } | { state: 'queued'; nextAttemptAt: string; jobId: string };
+  { state: 'delivered' | 'gone' | 'dead' } | { state: 'queued'; nextAttemptAt: string };
 
 /**
- * Merchant callbacks after settlement (queued by `orders.settle`): leased one attempt at a time, every
- * attempt recorded, retried through the outbox.
+ * Merchant callbacks after settlement (queued by `orders.settle`). A callback's own row is its queue
+ * (decision 264): the due ones are leased straight from it, one attempt at a time, every attempt recorded,
+ * a retry written as the callback's next_attempt_at. No outbox row is written for a callback.
  */
 export interface CallbacksRepository {
   /**
-   * Leases a queued callback for one attempt. 'busy' while an older callback of the same order is still
-   * being delivered, so the merchant never gets a newer status before an older one. A lease comes with its
-   * agency's current API key (undefined for a legacy agency without one), read with it, to sign the attempt.
-   * Leases asked for within a few milliseconds of each other may share a statement; each resolves after its
-   * commit.
+   * Leases up to `limit` queued callbacks due at `now` and not leased, oldest due first, until `leaseUntil`:
+   * processes on several machines never lease the same one. A callback is not leased while an older callback
+   * of its order is (a superseded one still being delivered), so the merchant never gets a newer status
+   * before an older one. Each comes with its agency's current API key, read in the same statement.
    */
-  claim(id: number, now: string, leaseUntil: string): Promise<CallbackClaim>;
+  leaseDue(limit: number, now: string, leaseUntil: string): Promise<CallbackLease[]>;
 
   /**
-   * Records an attempt and its verdict in one transaction; a retry gets its own outbox row. With
-   * `completes`, the outbox row of this attempt's job is completed in the same transaction. Finishes that
-   * arrive within a few milliseconds of each other may share a commit; each resolves after its commit.
+   * Records an attempt and its verdict in one transaction, and ends the lease. A retry keeps the state (a
+   * callback superseded meanwhile stays superseded) and sets when it is due again. Finishes that arrive within
+   * a few milliseconds of each other may share a commit; each resolves after its commit.
    */
-  finishAttempt(
-    id: number,
-    attempt: CallbackAttempt,
-    verdict: AttemptVerdict,
-    completes?: OutboxCompletion,
-  ): Promise<void>;
-
-  /** Puts a callback back in line later without counting an attempt (its order was busy). */
-  defer(id: number, jobId: string, at: string, notBefore: string): Promise<void>;
+  finishAttempt(id: number, attempt: CallbackAttempt, verdict: AttemptVerdict): Promise<void>;
 
   /** Sends an order's latest callback again, as a new callback (the old one keeps its history). */
   redeliver(orderNo: string, at: string): Promise<number | undefined>;

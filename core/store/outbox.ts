@@ -133,6 +133,12 @@ export interface OutboxRepository {
    */
   redriveDue(now: Date, queue?: string): Promise<number>;
 
+  /**
+   * Completes the rows of a queue that no longer runs from the outbox and were not sent (waiting or failed):
+   * the callbacks' rows an earlier release writes during a rolling upgrade (decision 264). Returns how many.
+   */
+  retireQueue(queue: string, now: Date): Promise<number>;
+
   /** Puts failed rows (of one queue, or all) back in line; returns how many. */
   retryFailed(queue?: string): Promise<number>;
 

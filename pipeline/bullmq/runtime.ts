@@ -2,7 +2,7 @@ import type { JobsOptions } from 'bullmq';
 import type { Deps } from '../../core/deps.ts';
 import { outboxSignal } from '../../core/store/index.ts';
 import { CALLBACK_QUEUE } from '../../core/queues.ts';
-import { createLeasedQueue } from '../leased-queue.ts';
+import { createCallbackQueue } from '../callbacks/queue.ts';
 import { pipelineQueueNames } from '../queues.ts';
 import type { FailedJob, PipelineRuntime, QueueCounts } from '../runtime.ts';
 import { createOutboxRelay } from './outbox-relay.ts';
@@ -23,26 +23,21 @@ export interface BullRuntimeOptions {
 
 /**
  * The BullMQ pipeline: the outbox relay, and (optionally) a worker per queue. The callbacks are the
- * exception (decision 218): every worker leases them straight from the outbox, a BullMQ job per callback
- * being most of a delivery's cost. Their BullMQ worker stays, for jobs an earlier version handed to Redis.
+ * exception (decisions 218, 264): every worker leases them straight from their own rows, a BullMQ job per
+ * callback being most of a delivery's cost; they have no BullMQ queue or worker.
  */
 export function createBullRuntime(
   deps: Deps,
   options: BullRuntimeOptions = { pollMs: 500, withWorkers: true },
 ): PipelineRuntime {
+  // Every queue but the callbacks (an outbox row of theirs an earlier release wrote is never handed over).
+  const names = pipelineQueueNames(deps.config).filter((name) => name !== CALLBACK_QUEUE);
   const relay = createOutboxRelay(deps, { ...options, except: CALLBACK_QUEUE });
-  const workers = options.withWorkers ? createBullWorkers(deps) : undefined;
+  const workers = options.withWorkers ? createBullWorkers(deps, names) : undefined;
   const reconciler = options.withWorkers
     ? createReconciler(deps, relay.queues, { nightlyScheduler: options.nightlyScheduler ?? false })
     : undefined;
-  // A leased callback waits for at most one delivery before its own, each within the callback's own lease
-  // (its timeout and 5 s: pipeline/jobs/callback.ts).
-  const callbacks = createLeasedQueue(deps, {
-    queue: CALLBACK_QUEUE,
-    pollMs: options.pollMs,
-    leaseMs: 2 * (deps.config.callbacks.timeoutMs + 5000),
-  });
-  const names = pipelineQueueNames(deps.config);
+  const callbacks = createCallbackQueue(deps, { pollMs: options.pollMs });
   let wakes: { close(): void } | undefined;
   let unlisten = (): unknown => undefined;
   /** Rows a web process just committed: the callbacks' lease, or the relay's hand-over, now. */
@@ -60,21 +55,11 @@ export function createBullRuntime(
     if (queues.has(CALLBACK_QUEUE)) callbacks.wake();
   };
 
-  // The callbacks' counts are the outbox's and Redis's (jobs handed over by an earlier version) together.
+  /** Redis's counts of its queues, and the callbacks' own, in the order of the pipeline's queues. */
   async function counts(): Promise<QueueCounts[]> {
     const [inRedis, leased] = await Promise.all([readQueueCounts(relay.queues, names), callbacks.counts()]);
-    return inRedis.map((c) =>
-      c.queue !== leased.queue
-        ? c
-        : {
-            queue: c.queue,
-            waiting: c.waiting + leased.waiting,
-            active: c.active + leased.active,
-            delayed: c.delayed,
-            failed: c.failed + leased.failed,
-            completed: c.completed + leased.completed,
-          },
-    );
+    const order = pipelineQueueNames(deps.config);
+    return [...inRedis, leased].sort((a, b) => order.indexOf(a.queue) - order.indexOf(b.queue));
   }
 
   return {
@@ -108,8 +93,6 @@ export function createBullRuntime(
         const handed = await relay.handOver();
         // Without workers here (the CLI), other processes' workers lease the callbacks.
         if (options.withWorkers) await callbacks.drain();
-        // Redis's own counts: the outbox's callbacks include retries scheduled for later, which `pending`
-        // and the leased queue's drain leave out, as a drain must.
         const inRedis = await readQueueCounts(relay.queues, names);
         const busy = inRedis.some((c) => c.waiting + c.active + c.delayed > 0);
         const waiting = (await deps.store.outbox.pending(1, deps.clock.now())).length;
@@ -126,7 +109,8 @@ export function createBullRuntime(
         attempts: job.attemptsMade,
         error: job.failedReason,
       }));
-      return [...inRedis, ...(await callbacks.failed())];
+      // A callback never fails as a job: given up, it is dead (`amil callbacks list --failed`).
+      return inRedis;
     },
     async retryFailed(queue) {
       let retried = 0;
@@ -136,7 +120,7 @@ export function createBullRuntime(
           retried += 1;
         }
       }
-      return retried + (await callbacks.retryFailed(queue));
+      return retried;
     },
   };
 }

@@ -1,4 +1,3 @@
-import { callbackJob } from './callback.ts';
 import { ledgerJob } from './ledger.ts';
 import { normaliseJob } from './normalise.ts';
 import { receiptJob } from './receipt.ts';
@@ -9,7 +8,6 @@ import type { JobDefinition } from './types.ts';
 export const JOBS: readonly JobDefinition<never>[] = [
   normaliseJob,
   ledgerJob,
-  callbackJob,
   reconNightlyJob,
   reconEmailJob,
   receiptJob,

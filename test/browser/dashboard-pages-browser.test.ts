@@ -92,7 +92,6 @@ test(
     );
     const [callback] = await callbacks.ofOrder('CB-FAILING');
     assert.ok(callback);
-    await callbacks.claim(callback.id, at, at);
     await callbacks.finishAttempt(
       callback.id,
       { at, statusCode: 500, latencyMs: 321, error: null, responsePrefix: '' },

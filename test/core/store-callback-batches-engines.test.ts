@@ -1,12 +1,13 @@
 /**
- * Callback leases and finishes asked for together (issue 17, decision 195), on both engines: on PostgreSQL
- * each batch is one statement, on SQLite one group commit. Each lease is taken once and carries the key to
- * sign with, one failing finish fails alone, a retry's outbox row is written only for a callback still
- * queued, and each caller is answered only once its write is readable from another connection.
+ * Callback leases and finishes (issue 17, decisions 195, 264), on both engines: the due callbacks leased
+ * straight from their rows, each once however many ask at once, with the key to sign with; finishes asked
+ * for together share a statement (PostgreSQL) or a group commit (SQLite), one failing finish fails alone, a
+ * retry is the callback's next_attempt_at (no outbox row), and each caller is answered only once its write is
+ * readable from another connection.
  */
 import assert from 'node:assert/strict';
 import { openPgStore } from '../../core/store/pg/index.ts';
-import type { CallbackClaim } from '../../core/store/index.ts';
+import type { CallbackLease } from '../../core/store/index.ts';
 import { onCleanup } from '../helpers.ts';
 import { forEachEngine, onBothEngines, type EngineStore } from '../support/engines.ts';
 import { ORDER_AT, callbackToMerchant, newOrder, payOrder } from '../support/orders.ts';
@@ -43,51 +44,96 @@ async function nextXid(store: EngineStore): Promise<number> {
   return Number(row!.xmax);
 }
 
-const leasedIds = (claims: CallbackClaim[]) =>
-  claims.flatMap((c) => ('claimed' in c ? [c.claimed.id] : [])).sort((a, b) => a - b);
+const leasedIds = (leases: CallbackLease[][]) =>
+  leases
+    .flat()
+    .map((l) => l.callback.id)
+    .sort((a, b) => a - b);
 
 onBothEngines(
-  'thirty-two leases asked for together are each taken once, each with the agency key to sign with',
+  'leases asked for at once take each due callback once, oldest due first, each with the agency key to sign with',
   async (_t, store) => {
     await store.addAgency('LZS');
     const ids = await paidOrders(store, 32);
     const before = store.engine === 'postgresql' ? await nextXid(store) : 0;
-    // Each asked for twice at once, as two jobs of one callback would.
-    const claims = await Promise.all([...ids, ...ids].map((id) => store.callbacks.claim(id, LATER, LEASE)));
-    assert.deepEqual(leasedIds(claims), ids, 'every callback leased, none twice');
-    assert.ok(claims.every((c) => 'claimed' in c || c.refused === 'busy'));
-    for (const claim of claims) {
-      if (!('claimed' in claim)) continue;
-      assert.equal(claim.apiKey, 'key-LZS');
-      assert.equal(claim.claimed.agencyCode, 'LZS');
-      assert.equal(claim.claimed.state, 'queued');
-      assert.equal(claim.claimed.attempts, 0);
-      assert.deepEqual(JSON.parse(claim.claimed.fields), {
-        orderNo: claim.claimed.orderNo,
-        status: 'success',
-      });
+    // Eight processes asking at once, 8 each: 64 asked for, 32 due.
+    const leases = await Promise.all(
+      Array.from({ length: 8 }, () => store.callbacks.leaseDue(8, LATER, LEASE)),
+    );
+    assert.deepEqual(leasedIds(leases), ids, 'every callback leased, none twice');
+    for (const { callback, apiKey } of leases.flat()) {
+      assert.equal(apiKey, 'key-LZS');
+      assert.equal(callback.agencyCode, 'LZS');
+      assert.equal(callback.state, 'queued');
+      assert.equal(callback.attempts, 0);
+      assert.deepEqual(JSON.parse(callback.fields), { orderNo: callback.orderNo, status: 'success' });
     }
     if (store.engine === 'postgresql') {
       const statements = (await nextXid(store)) - before;
-      assert.ok(statements <= 8, `${statements} writing statements for 64 leases`);
+      assert.ok(statements <= 8, `${statements} writing statements for 8 leases`);
     }
     const [leased] = await store.sql<{ n: number }>(
-      `SELECT count(*) AS n FROM callbacks WHERE lease_until IS NOT NULL`,
+      `SELECT count(*) AS n FROM callbacks WHERE lease_until = '${LEASE}'`,
     );
     assert.equal(Number(leased!.n), 32);
+    assert.deepEqual(await store.callbacks.leaseDue(8, LATER, LEASE), [], 'none left: every one is leased');
+    const [outbox] = await store.sql<{ n: number }>(
+      `SELECT count(*) AS n FROM outbox WHERE queue = 'callbacks'`,
+    );
+    assert.equal(Number(outbox!.n), 0, 'no outbox row for a callback');
+  },
+);
+
+onBothEngines(
+  'a callback is due at its next_attempt_at, and leased again once its lease has ended',
+  async (_t, store) => {
+    await store.addAgency('LZS');
+    const [first, second] = await paidOrders(store, 2);
+    const failing = { ...DELIVERED, statusCode: 500, responsePrefix: 'down' };
+    const [lease] = await store.callbacks.leaseDue(1, LATER, LEASE);
+    assert.equal(lease?.callback.id, first, 'oldest due first');
+    // Retried at 02:10; the second, never tried, is due before it.
+    await store.callbacks.finishAttempt(first!, failing, {
+      state: 'queued',
+      nextAttemptAt: '2026-11-20T02:10:00.000Z',
+    });
+    const next = await store.callbacks.leaseDue(5, LATER, LEASE);
+    assert.deepEqual(
+      next.map((l) => l.callback.id),
+      [second],
+      'the retry is not due yet',
+    );
+    const atRetry = await store.callbacks.leaseDue(5, '2026-11-20T02:10:00.000Z', '2026-11-20T02:11:00.000Z');
+    // The second's lease (to 02:06) has ended unfinished, so it is due again too, and due first.
+    assert.deepEqual(
+      atRetry.map((l) => [l.callback.id, l.callback.attempts]),
+      [
+        [second, 0],
+        [first, 1],
+      ],
+      'due at its time',
+    );
+    // Leased and never finished (its process died): taken again once the lease has ended, not before.
+    assert.deepEqual(
+      await store.callbacks.leaseDue(5, '2026-11-20T02:10:59.000Z', '2026-11-20T02:12:00.000Z'),
+      [],
+    );
+    const again = await store.callbacks.leaseDue(5, '2026-11-20T02:11:00.000Z', '2026-11-20T02:12:00.000Z');
+    assert.deepEqual(
+      again.map((l) => l.callback.id).sort((a, b) => a - b),
+      [first, second],
+    );
   },
 );
 
 onBothEngines('a lease carries the agency key of the moment it is taken', async (_t, store) => {
   await store.addAgency('LZS');
-  const [first, second] = await paidOrders(store, 2);
-  const before = await store.callbacks.claim(first!, LATER, LEASE);
-  assert.ok('claimed' in before);
-  assert.equal(before.apiKey, 'key-LZS');
+  await paidOrders(store, 2);
+  const [before] = await store.callbacks.leaseDue(1, LATER, LEASE);
+  assert.equal(before?.apiKey, 'key-LZS');
   await store.agencies.rotateKey('LZS', 'key-LZS-2', new Date(LATER));
-  const after = await store.callbacks.claim(second!, LATER, LEASE);
-  assert.ok('claimed' in after);
-  assert.equal(after.apiKey, 'key-LZS-2', 'a rotated key signs the next attempt');
+  const [after] = await store.callbacks.leaseDue(1, LATER, LEASE);
+  assert.equal(after?.apiKey, 'key-LZS-2', 'a rotated key signs the next attempt');
 });
 
 onBothEngines(
@@ -96,10 +142,10 @@ onBothEngines(
     await store.addAgency('LZS');
     const ids = await paidOrders(store, 12);
     const leaseSeen = await Promise.all(
-      ids.map(async (id) => {
-        await store.callbacks.claim(id, LATER, LEASE);
+      ids.map(async () => {
+        const [lease] = await store.callbacks.leaseDue(1, LATER, LEASE);
         const [row] = await store.sql<{ lease: string | null }>(
-          `SELECT lease_until AS lease FROM callbacks WHERE id = ${id}`,
+          `SELECT lease_until AS lease FROM callbacks WHERE id = ${lease!.callback.id}`,
         );
         return row!.lease !== null;
       }),
@@ -149,17 +195,11 @@ onBothEngines(
 );
 
 onBothEngines(
-  'finishes of one batch each complete their own outbox row, and a retry is queued only while still queued',
+  'finishes of one batch each record their verdict, and a retry stays superseded once superseded',
   async (_t, store) => {
     await store.addAgency('LZS');
     const [delivered, retried, gone] = await paidOrders(store, 3);
     const [superseded] = await paidOrders(store, 1, 'P', { status: 'pending', code: '09' });
-    const jobRow = async (jobId: string) =>
-      (
-        await store.sql<{ id: number; payload: string; sent: string | null; done: string | null }>(
-          `SELECT id, payload, sent_at AS sent, done_at AS done FROM outbox WHERE job_id = '${jobId}'`,
-        )
-      )[0];
     // A pending order paid meanwhile: its callback is superseded by the newer one while being delivered.
     await store.orders.settle(
       'P0',
@@ -168,30 +208,17 @@ onBothEngines(
       callbackToMerchant,
     );
     const [, newer] = await store.callbacks.ofOrder('P0');
-    const embedded = await jobRow(`callback:${delivered}:0`);
     const failing = { ...DELIVERED, statusCode: 500, responsePrefix: 'down' };
     await Promise.all([
-      store.callbacks.finishAttempt(delivered!, DELIVERED, { state: 'delivered' }, { sent: embedded!.id }),
-      store.callbacks.finishAttempt(
-        retried!,
-        failing,
-        { state: 'queued', nextAttemptAt: LEASE, jobId: `callback:${retried}:1` },
-        { done: `callback:${retried}:0` },
-      ),
-      store.callbacks.finishAttempt(
-        superseded!,
-        failing,
-        { state: 'queued', nextAttemptAt: LEASE, jobId: `callback:${superseded}:1` },
-        { done: `callback:${superseded}:0` },
-      ),
+      store.callbacks.finishAttempt(delivered!, DELIVERED, { state: 'delivered' }),
+      store.callbacks.finishAttempt(retried!, failing, { state: 'queued', nextAttemptAt: LEASE }),
+      store.callbacks.finishAttempt(superseded!, failing, { state: 'queued', nextAttemptAt: LEASE }),
       store.callbacks.finishAttempt(gone!, { ...DELIVERED, statusCode: 410 }, { state: 'gone' }),
     ]);
-    const after = await jobRow(`callback:${delivered}:0`);
-    assert.notEqual(after!.sent, null, 'embedded mode: the row is sent');
-    assert.notEqual(after!.done, null, 'and done, in the same write');
-    assert.notEqual((await jobRow(`callback:${retried}:0`))!.done, null, 'Redis mode: the job is done');
-    assert.equal((await jobRow(`callback:${retried}:1`))!.payload, `{"callbackId":${retried}}`);
-    assert.equal(await jobRow(`callback:${superseded}:1`), undefined, 'no retry for a superseded callback');
+    const [outbox] = await store.sql<{ n: number }>(
+      `SELECT count(*) AS n FROM outbox WHERE queue = 'callbacks'`,
+    );
+    assert.equal(Number(outbox!.n), 0, 'a retry writes no outbox row');
     const rows = await store.callbacks.list({ limit: 10 });
     const byId = new Map(rows.map((r) => [r.id, r]));
     assert.equal(byId.get(delivered!)?.state, 'delivered');
@@ -203,6 +230,12 @@ onBothEngines(
     assert.equal(byId.get(newer!.id)?.state, 'queued');
     assert.equal(byId.get(gone!)?.state, 'gone');
     assert.equal(byId.get(gone!)?.finishedAt, LATER);
+    // At the retry's time only the callback still queued is due: the superseded one is not sent again.
+    const due = await store.callbacks.leaseDue(10, LEASE, '2026-11-20T02:07:00.000Z');
+    assert.deepEqual(
+      due.map((l) => l.callback.id).sort((a, b) => a - b),
+      [retried, newer!.id].sort((a, b) => a! - b!),
+    );
   },
 );
 
@@ -226,22 +259,26 @@ forEachEngine(
       await first.orders.createOrder(newOrder(orderNo));
       // Each order's first callback (pending) is leased before its second (paid) is queued.
       await payOrder(first.orders, orderNo, AT, { status: 'pending', code: '09' });
+      // The even orders' first callbacks leased (in flight: a delivery under way), before the second is
+      // queued. The seconds are due only at LATER, so the one due now is this order's first.
       const [older] = await first.callbacks.ofOrder(orderNo);
-      if (i % 2 === 0) assert.ok('claimed' in (await first.callbacks.claim(older!.id, AT, LEASE)));
+      if (i % 2 === 0) {
+        const [lease] = await first.callbacks.leaseDue(1, AT, LEASE);
+        assert.equal(lease?.callback.id, older!.id);
+      }
       await first.orders.settle(
         orderNo,
         { status: 'success', code: '00', txnId: `T-${orderNo}`, txnTime: '20261120100500', source: 'test' },
-        AT,
+        LATER,
         callbackToMerchant,
       );
       ids.push((await first.callbacks.ofOrder(orderNo))[1]!.id);
     }
-    const claims = await Promise.all(
-      [...ids, ...ids].map((id, i) => (i % 2 === 0 ? first : second).callbacks.claim(id, LATER, LEASE)),
+    const leases = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? first : second).callbacks.leaseDue(6, LATER, LEASE)),
     );
     // The even orders' older callbacks are still leased (in flight): their newer ones must wait.
     const expected = ids.filter((_, i) => i % 2 === 1).sort((a, b) => a - b);
-    assert.deepEqual(leasedIds(claims), expected);
-    assert.ok(claims.every((c) => 'claimed' in c || c.refused === 'busy'));
+    assert.deepEqual(leasedIds(leases), expected);
   },
 );

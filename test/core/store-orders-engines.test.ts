@@ -145,7 +145,10 @@ onBothEngines(
     const receipt = await store.receipts.of('S1');
     assert.equal(receipt?.recipient, 'payer@example.my');
     const jobs = (await store.outbox.pending(10, new Date(LATER))).map((r) => r.jobId).sort();
-    assert.deepEqual(jobs, [`callback:${callbacks[0]!.id}:0`, 'receipt.S1']);
+    assert.deepEqual(jobs, ['receipt.S1'], "the receipt's job; the callback is due in its own row");
+    const [due, ...more] = await store.callbacks.leaseDue(10, LATER, '2026-11-20T02:06:00.000Z');
+    assert.equal(due?.callback.id, callbacks[0]!.id);
+    assert.equal(more.length, 0);
   },
 );
 
@@ -165,7 +168,7 @@ onBothEngines('ten settlements of one order at once apply exactly one result', a
 });
 
 onBothEngines(
-  'a callback is leased by one worker at a time, and an older one holds back a newer',
+  'a callback is leased by one worker at a time, a superseded one never, a retry at its time',
   async (_t, s) => {
     const store = await withAgency(s);
     await store.orders.createOrder(newOrder('K1'));
@@ -176,22 +179,27 @@ onBothEngines(
     assert.equal(older!.state, 'superseded');
     assert.equal(newer!.state, 'queued');
     const lease = '2026-11-20T02:06:00.000Z';
-    // As many claims at once as the pool has connections: on PostgreSQL they truly overlap.
-    const claims = await Promise.all(
-      Array.from({ length: 20 }, () => store.callbacks.claim(newer!.id, LATER, lease)),
+    // As many leases at once as the pool has connections: on PostgreSQL they truly overlap.
+    const leases = await Promise.all(
+      Array.from({ length: 20 }, () => store.callbacks.leaseDue(5, LATER, lease)),
     );
-    assert.equal(claims.filter((c) => 'claimed' in c).length, 1);
-    assert.ok(claims.every((c) => 'claimed' in c || c.refused === 'busy'));
-    assert.deepEqual(await store.callbacks.claim(older!.id, LATER, lease), { refused: 'done' });
+    assert.deepEqual(
+      leases.flat().map((l) => l.callback.id),
+      [newer!.id],
+      'the queued one, once; the superseded one never',
+    );
 
     await store.callbacks.finishAttempt(
       newer!.id,
       { at: LATER, statusCode: 500, latencyMs: 12.4, error: null, responsePrefix: 'oops' },
-      { state: 'queued', nextAttemptAt: lease, jobId: `callback:${newer!.id}:1` },
+      { state: 'queued', nextAttemptAt: lease },
     );
     assert.equal((await store.callbacks.list({ failed: true, limit: 10 }))[0]?.id, newer!.id);
-    const claimedAgain = await store.callbacks.claim(newer!.id, lease, '2026-11-20T02:07:00.000Z');
-    assert.ok('claimed' in claimedAgain);
+    const leasedAgain = await store.callbacks.leaseDue(5, lease, '2026-11-20T02:07:00.000Z');
+    assert.deepEqual(
+      leasedAgain.map((l) => [l.callback.id, l.callback.attempts]),
+      [[newer!.id, 1]],
+    );
     await store.callbacks.finishAttempt(
       newer!.id,
       { at: lease, statusCode: 200, latencyMs: 3, error: null, responsePrefix: 'ok' },
@@ -208,8 +216,7 @@ onBothEngines(
       ],
     );
     assert.deepEqual(await store.callbacks.list({ failed: true, limit: 10 }), []);
-    const jobs = (await store.outbox.pending(10, new Date('2026-11-21T00:00:00Z'))).map((r) => r.jobId);
-    assert.ok(jobs.includes(`callback:${newer!.id}:1`));
+    assert.deepEqual(await store.outbox.pending(10, new Date('2026-11-21T00:00:00Z')), [], 'no outbox row');
 
     const redelivered = await store.callbacks.redeliver('K1', lease);
     assert.equal(typeof redelivered, 'number');
@@ -223,10 +230,8 @@ onBothEngines(
       ],
     );
     assert.equal(await store.callbacks.redeliver('NONE', lease), undefined);
-    await store.callbacks.defer(redelivered!, 'callback:deferred', lease, '2026-11-20T03:00:00.000Z');
-    assert.ok(
-      !(await store.outbox.pending(10, new Date(lease))).some((r) => r.jobId === 'callback:deferred'),
-    );
+    const [again] = await store.callbacks.leaseDue(5, lease, '2026-11-20T02:07:00.000Z');
+    assert.equal(again?.callback.id, redelivered, 'a redelivery is due at once');
   },
 );
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { CALLBACK_QUEUE, RECEIPT_QUEUE, RECON_EMAIL_QUEUE } from '../../core/queues.ts';
+import { RECEIPT_QUEUE, RECON_EMAIL_QUEUE } from '../../core/queues.ts';
 import { openStore } from '../../core/store/index.ts';
 import { onCleanup, tempDir } from '../helpers.ts';
 
@@ -174,6 +174,10 @@ void test('payments, callbacks, receipts, outbox rows, nightly runs and the read
   const count = value;
   const outboxCount = (where: string) => count(`SELECT count(*) FROM outbox WHERE ${where}`);
   let runId = 0;
+  // A job waiting in the outbox, for the steps that fail and re-drive one.
+  raw
+    .prepare(`INSERT INTO outbox (queue, job_id, payload, created_at) VALUES (?, 'receipt.AM9', '{}', ?)`)
+    .run(RECEIPT_QUEUE, at);
 
   const writes: Write[] = [
     [
@@ -226,9 +230,9 @@ void test('payments, callbacks, receipts, outbox rows, nightly runs and the read
         count("SELECT count(*) FROM receipts WHERE order_no = 'AM1'") === 1,
     ],
     [
-      "a callback's retry put off",
-      () => store.callbacks.defer(1, 'callback-deferred', at, '2026-11-20T03:00:00.000Z'),
-      () => outboxCount("job_id = 'callback-deferred'") === 1,
+      'callbacks leased',
+      () => store.callbacks.leaseDue(10, at, LATER),
+      () => count('SELECT count(*) FROM callbacks WHERE lease_until IS NOT NULL') === 1,
     ],
     [
       'a callback redelivered by ops',
@@ -242,23 +246,19 @@ void test('payments, callbacks, receipts, outbox rows, nightly runs and the read
     ],
     [
       'outbox rows handed to Redis',
-      () =>
-        store.outbox.markSentMany(
-          [value(`SELECT min(id) FROM outbox WHERE queue = '${RECEIPT_QUEUE}'`)],
-          NOW,
-        ),
+      () => store.outbox.markSentMany([value(`SELECT id FROM outbox WHERE job_id = 'receipt.AM1'`)], NOW),
       () => outboxCount(`queue = '${RECEIPT_QUEUE}' AND sent_at IS NOT NULL`) === 1,
     ],
     [
       'a job that can never succeed',
-      () => store.outbox.markFailedForGood('callback-deferred', 'bad payload', NOW),
-      () => outboxCount("job_id = 'callback-deferred' AND failed_at IS NOT NULL") === 1,
+      () => store.outbox.markFailedForGood('receipt.AM9', 'bad payload', NOW),
+      () => outboxCount("job_id = 'receipt.AM9' AND failed_at IS NOT NULL") === 1,
     ],
     [
       'a failed attempt past its horizon',
       () =>
         store.outbox.markAttemptFailed(
-          value(`SELECT max(id) FROM outbox WHERE queue = '${CALLBACK_QUEUE}'`),
+          value(`SELECT id FROM outbox WHERE job_id = 'receipt.AM9'`),
           'refused',
           NOW,
           NOW,

@@ -1,6 +1,6 @@
 /**
- * Redis mode delivers callbacks straight from the outbox (decision 218): every worker leases them, with no
- * BullMQ job per callback. So callbacks flow while Redis does not answer, two workers never deliver one callback
+ * Redis mode delivers callbacks straight from their own rows (decisions 218, 264): every worker leases them,
+ * with no BullMQ job or outbox row per callback. So callbacks flow while Redis does not answer, two workers never deliver one callback
  * twice, and the callbacks a dead worker held are delivered once its lease ends. Runs on the engine of the
  * run (TEST_DATABASE=postgres puts the app on PostgreSQL).
  */
@@ -86,7 +86,7 @@ void test('two workers share the callbacks: each is delivered once, and the outb
   assert.deepEqual(
     { waiting: callbacks?.waiting, failed: callbacks?.failed },
     { waiting: 0, failed: 0 },
-    'the queue board counts the leased queue from the outbox',
+    'the queue board counts the callbacks from their rows',
   );
 });
 
@@ -95,11 +95,10 @@ void test('the callbacks a dead worker held are delivered by another once its le
   const orderNos = await paidOrders(app.deps.store.orders, `${merchant.url}/callback`, 10);
   // A worker leases them for 1.5 s and dies without delivering any.
   const leasedAt = new Date();
-  const held = await app.deps.store.outbox.lease(
-    CALLBACK_QUEUE,
+  const held = await app.deps.store.callbacks.leaseDue(
     100,
-    leasedAt,
-    new Date(leasedAt.getTime() + 1500),
+    leasedAt.toISOString(),
+    new Date(leasedAt.getTime() + 1500).toISOString(),
   );
   assert.equal(held.length, 10);
   startWorkerRuntime(t, app);

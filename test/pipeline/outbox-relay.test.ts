@@ -7,10 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Queue } from 'bullmq';
 import {
-  CALLBACK_QUEUE,
   NORMALISE_QUEUE,
-  callbackDeferralJobId,
-  callbackJobId,
+  RECEIPT_QUEUE,
   ledgerJobId,
   normaliseJobId,
   receiptJobId,
@@ -31,9 +29,6 @@ test('every job id the code makes is accepted by BullMQ on a real Redis', async 
     normaliseJobId('bat_0fd68f75c909468baf53dfafbbc2ec52'),
     ledgerJobId('LZS', 'bat_0fd68f75c909468baf53dfafbbc2ec52'),
     ledgerJobId('TEST', 'bat_0fd68f75c909468baf53dfafbbc2ec52'),
-    callbackJobId(12, 0),
-    callbackJobId(12, 7),
-    callbackDeferralJobId(12, new Date('2026-11-25T03:02:52.127Z')),
     reconNightlyJobId('2026-11-24'),
     reconEmailJobId(3),
     reconRemailJobId(3, 1),
@@ -49,9 +44,9 @@ test('a row BullMQ refuses is failed on its own, and the rows behind it reach Re
   const redis = await startRedis(t);
   const app = await startApp(t, { REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix });
   const now = app.deps.clock.now();
-  // An id BullMQ cannot take (as the busy deferral's once was), between two good rows.
-  await app.deps.store.outbox.enqueue(CALLBACK_QUEUE, callbackJobId(1, 0), { callbackId: 1 }, now);
-  await app.deps.store.outbox.enqueue(CALLBACK_QUEUE, 'callback:2:-1:busy:1', { callbackId: 2 }, now);
+  // An id BullMQ cannot take (as a callback's busy deferral's once was), between two good rows.
+  await app.deps.store.outbox.enqueue(RECEIPT_QUEUE, receiptJobId('AM1'), { orderNo: 'AM1' }, now);
+  await app.deps.store.outbox.enqueue(RECEIPT_QUEUE, 'receipt:2:-1:busy:1', { orderNo: 'AM2' }, now);
   await app.deps.store.outbox.enqueue(NORMALISE_QUEUE, normaliseJobId('bat_x'), { batchId: 'bat_x' }, now);
   const relay = createOutboxRelay(app.deps);
   onCleanup(t, () => relay.stop());
@@ -59,10 +54,10 @@ test('a row BullMQ refuses is failed on its own, and the rows behind it reach Re
   assert.equal(await relay.handOver(), 3, 'all three rows taken off the outbox');
   assert.equal(await relay.handOver(), 0, 'nothing left to hand over: the refused row does not come back');
   const stats = new Map((await app.deps.store.outbox.stats()).map((s) => [s.queue, s]));
-  assert.equal(stats.get(CALLBACK_QUEUE)?.failed, 1, 'the refused row is shown failed');
-  assert.equal(stats.get(CALLBACK_QUEUE)?.sent, 1);
+  assert.equal(stats.get(RECEIPT_QUEUE)?.failed, 1, 'the refused row is shown failed');
+  assert.equal(stats.get(RECEIPT_QUEUE)?.sent, 1);
   assert.equal(stats.get(NORMALISE_QUEUE)?.sent, 1);
-  assert.equal(await relay.queues.get(CALLBACK_QUEUE).count(), 1, 'the good callback is in Redis');
+  assert.equal(await relay.queues.get(RECEIPT_QUEUE).count(), 1, 'the good receipt is in Redis');
   assert.equal(await relay.queues.get(NORMALISE_QUEUE).count(), 1, 'the row behind it is in Redis');
 });
 

@@ -13,7 +13,7 @@ import { PermanentJobError } from '../../pipeline/jobs/types.ts';
 import type { PipelineRuntime } from '../../pipeline/runtime.ts';
 import type { BankWebhookResponse } from '../../schemas/index.ts';
 import { fixedClock, type Clock } from '../../core/clock.ts';
-import { CALLBACK_QUEUE } from '../../core/queues.ts';
+import { RECEIPT_QUEUE } from '../../core/queues.ts';
 
 const DAY_DIR = path.join(REPO_ROOT, 'fixtures/days/2026-11-20');
 
@@ -97,16 +97,16 @@ for (const [kind, backend] of Object.entries(BACKENDS)) {
 
   test(`[${kind}] a job whose payload fails its schema fails for good at once, saying which field is wrong`, async (t) => {
     const { app, runtime } = await backend(t);
-    await app.deps.store.outbox.enqueue(CALLBACK_QUEUE, 'callback:bad:0', { callbackId: 'nine' }, new Date());
+    await app.deps.store.outbox.enqueue(RECEIPT_QUEUE, 'receipt.bad', { orderNo: 9 }, new Date());
     await runtime.drain();
     const [failed, ...more] = await runtime.failed();
     assert.equal(more.length, 0);
-    assert.equal(failed?.jobId, 'callback:bad:0');
+    assert.equal(failed?.jobId, 'receipt.bad');
     assert.equal(failed.attempts, 1, 'not retried: it would fail the same way');
-    assert.match(failed.error, /^callback payload: \/callbackId must be integer$/);
+    assert.match(failed.error, /^receipt payload: \/orderNo must be string$/);
     const [row] = await app.deps.store.outbox.failed();
-    assert.equal(row?.jobId, 'callback:bad:0');
-    assert.match(row.lastError ?? '', /\/callbackId must be integer/);
+    assert.equal(row?.jobId, 'receipt.bad');
+    assert.match(row.lastError ?? '', /\/orderNo must be string/);
   });
 
   test(`[${kind}] the same jobs processed twice leave the same ledger`, async (t) => {

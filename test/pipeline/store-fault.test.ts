@@ -4,9 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { CALLBACK_QUEUE } from '../../core/queues.ts';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
-import { createLeasedQueue } from '../../pipeline/leased-queue.ts';
+import { createCallbackQueue } from '../../pipeline/callbacks/queue.ts';
 import { onCleanup, startApp, tempDir } from '../helpers.ts';
 import { generateDay } from '../support/recon-day.ts';
 import { onPostgres } from '../support/test-database.ts';
@@ -141,10 +140,10 @@ test(
     const orderNos = await paidOrders(app.deps.store.orders, `${merchant.url}/callback`, 5);
     const filler = fillUnder(app.deps.config.databaseFile, dir);
 
-    // The leased queue alone, as a worker runs it (decision 218): its lease is a write.
-    const callbacks = createLeasedQueue(app.deps, { queue: CALLBACK_QUEUE, pollMs: 20, leaseMs: 40_000 });
+    // The callbacks' queue alone, as a worker runs it (decisions 218, 264): its lease is a write.
+    const callbacks = createCallbackQueue(app.deps, { pollMs: 20, leaseMs: 40_000 });
     onCleanup(t, () => callbacks.stop());
-    await linesWhileFull(app, callbacks, 'leased-queue');
+    await linesWhileFull(app, callbacks, 'callback-queue');
     assert.equal(merchant.received.length, 0, 'nothing leased, so nothing sent, meanwhile');
 
     rmSync(filler);

@@ -142,8 +142,6 @@ async function seedCallbacks(app: TestApp): Promise<{ delivered: string; retryin
     );
     const [callback] = await callbacks.ofOrder(orderNo);
     assert.ok(callback);
-    const claimed = await callbacks.claim(callback.id, at, AS_OF.toISOString());
-    assert.ok('claimed' in claimed);
     const attempt = (statusCode: number, latencyMs: number) => ({
       at,
       statusCode,
@@ -159,7 +157,6 @@ async function seedCallbacks(app: TestApp): Promise<{ delivered: string; retryin
       await callbacks.finishAttempt(callback.id, attempt(503, 777), {
         state: 'queued',
         nextAttemptAt: new Date(AS_OF.getTime() + 3_600_000).toISOString(),
-        jobId: `callback:${callback.id}:2`,
       });
   }
   return names;

@@ -1,12 +1,12 @@
 /**
- * Merchant callbacks on PostgreSQL (the SQLite twin: ../sqlite/callbacks.ts). Workers on several machines
- * lease callbacks: a claim takes the callback's row with FOR UPDATE SKIP LOCKED (a row another worker is
- * claiming right now is 'busy', never waited for), and then locks the order's older callbacks, so a newer
- * status never overtakes an older one still being delivered. The leases, and the finishes, asked for within
- * a few milliseconds of each other go to the server as one statement each (micro-batch.ts, decision 195).
+ * Merchant callbacks on PostgreSQL (the SQLite twin: ../sqlite/callbacks.ts). A callback's row is its queue
+ * (decision 264): workers on several machines lease the due ones with FOR UPDATE SKIP LOCKED (a row another
+ * worker is leasing right now is skipped, never waited for), none while an older callback of its order is
+ * still leased, so a newer status never overtakes an older one being delivered. The finishes asked for
+ * within a few milliseconds of each other go to the server as one statement (micro-batch.ts, decision 195).
  */
-import { CALLBACK_QUEUE, callbackJobId } from '../../queues.ts';
-import { writeOutbox } from './outbox.ts';
+import { CALLBACK_QUEUE } from '../../queues.ts';
+import { outboxSignal } from '../outbox-signal.ts';
 import { microBatcher } from './micro-batch.ts';
 import { isRetryable, statement, type PgDb, type Queryable } from './pool.ts';
 import { DELIVERY_LINGER } from '../linger.ts';
@@ -14,11 +14,10 @@ import type { CallbackDraft } from '../orders.ts';
 import type {
   AttemptVerdict,
   CallbackAttempt,
-  CallbackClaim,
+  CallbackLease,
   CallbackRow,
   CallbacksRepository,
 } from '../callbacks.ts';
-import type { OutboxCompletion } from '../outbox.ts';
 
 const CALLBACK_COLUMNS = `c.id, c.order_no AS "orderNo", p.agency_code AS "agencyCode", c.status, c.url, c.fields,
   c.created_at AS "createdAt", c.state, c.attempts, c.next_attempt_at AS "nextAttemptAt",
@@ -32,48 +31,42 @@ const INSERT_CALLBACK = statement(
   `INSERT INTO callbacks (order_no, agency_code, status, url, fields, created_at, next_attempt_at)
    SELECT order_no, agency_code, $2, $3, $4, $5, $5 FROM payments WHERE order_no = $1 RETURNING id`,
 );
-// The leases of a batch in one statement (one round trip, its own transaction: decisions 177, 195). In
-// order: the queued callbacks asked for, locked, each skipped when another claimant holds it (then 'busy',
-// never waited for), read with their order's agency and its key; their orders' callbacks up to each, locked
-// in id order as every claimant takes them; the leases, taken for each that has no lease at or before it in
-// its order and no older one of its order in this batch. A row changed by another claimant while this one
-// waited for its lock is read as committed (PostgreSQL re-reads a row it locks, and checks it is queued).
-// A callback not queued is not locked at all: a job of a callback already finished costs no lock.
-const CLAIM = statement(
-  `WITH asked AS (
-     SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[]) AS a(id, now, lease_until)
-   ), target AS MATERIALIZED (
-     SELECT ${CALLBACK_COLUMNS}, g.api_key AS "apiKey"
-     FROM callbacks c JOIN payments p USING (order_no) JOIN agencies g ON g.code = p.agency_code
-     WHERE c.id IN (SELECT id FROM asked) AND c.state = 'queued'
-     FOR UPDATE OF c SKIP LOCKED
-   ), older AS MATERIALIZED (
-     SELECT o.id, o.order_no, o.lease_until FROM callbacks o
-     WHERE o.order_no IN (SELECT "orderNo" FROM target)
-       AND o.id <= (SELECT max(t.id) FROM target t WHERE t."orderNo" = o.order_no)
-     ORDER BY o.id FOR UPDATE OF o
+// The due callbacks, oldest due first, leased in one statement (its own transaction). `due` reads the range
+// of callbacks_due up to now, skipping the rows another process is leasing right now (never waiting for
+// them) and those leased already (a row leased and committed since this statement began is re-read when it
+// is locked, and dropped); MATERIALIZED, as a locking subquery joined in place may be scanned again and pick
+// other rows. A callback is left while an older callback of its order is leased: a superseded one still
+// being delivered (at most one callback of an order is queued: the settlement supersedes under the order's
+// row lock). Each comes with its order's agency and that agency's key. Exported for the plan test.
+export const LEASE_DUE = statement(
+  `WITH due AS MATERIALIZED (
+     SELECT id, order_no FROM callbacks
+     WHERE state = 'queued' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+     ORDER BY next_attempt_at, id LIMIT $2
+     FOR UPDATE SKIP LOCKED
    ), free AS (
-     SELECT t.id, a.lease_until FROM target t JOIN asked a USING (id)
-     WHERE NOT EXISTS (SELECT 1 FROM older o
-                       WHERE o.order_no = t."orderNo" AND o.id <= t.id AND o.lease_until > a.now)
-       AND NOT EXISTS (SELECT 1 FROM target b WHERE b."orderNo" = t."orderNo" AND b.id < t.id)
+     SELECT d.id FROM due d
+     WHERE NOT EXISTS (SELECT 1 FROM callbacks o
+                       WHERE o.order_no = d.order_no AND o.id < d.id AND o.lease_until > $1)
    ), leased AS (
-     UPDATE callbacks c SET lease_until = f.lease_until FROM free f WHERE c.id = f.id RETURNING c.id
+     UPDATE callbacks c SET lease_until = $3 FROM free f WHERE c.id = f.id
+     RETURNING c.id, c.order_no, c.status, c.url, c.fields, c.created_at, c.state, c.attempts,
+       c.next_attempt_at, c.finished_at
    )
-   SELECT a.id AS "askedId", (SELECT x.state FROM callbacks x WHERE x.id = a.id) AS "seenState",
-     l.id IS NOT NULL AS leased, t.*
-   FROM asked a LEFT JOIN target t USING (id) LEFT JOIN leased l ON l.id = a.id`,
+   SELECT c.id, c.order_no AS "orderNo", p.agency_code AS "agencyCode", c.status, c.url, c.fields,
+     c.created_at AS "createdAt", c.state, c.attempts, c.next_attempt_at AS "nextAttemptAt",
+     c.finished_at AS "finishedAt", g.api_key AS "apiKey"
+   FROM leased c JOIN payments p USING (order_no) JOIN agencies g ON g.code = p.agency_code
+   ORDER BY c.next_attempt_at, c.id`,
 );
-// The finishes of a batch in one statement (decision 195): each one's attempt, its callback's state (a
-// retry keeps the state, so a callback superseded meanwhile stays superseded, and is only rescheduled), a
-// retry's outbox row only when the callback is still queued after the update (read from its RETURNING,
-// after any concurrent supersede), and the job's own outbox row completed: embedded mode's by row id (sent
-// and done), Redis mode's by job id (done). One statement is one transaction: all of it or nothing.
+// The finishes of a batch in one statement (decision 195): each one's attempt, and its callback's state and
+// lease (a retry keeps the state, so a callback superseded meanwhile stays superseded, and sets when it is
+// due again). One statement is one transaction: all of it or nothing.
 const FINISH = statement(
   `WITH v AS (
      SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::integer[], $4::integer[], $5::text[], $6::text[],
-       $7::text[], $8::timestamptz[], $9::text[], $10::text[])
-       AS v(id, at, status_code, latency_ms, error, response_prefix, verdict, next_at, job_id, payload)
+       $7::text[], $8::timestamptz[])
+       AS v(id, at, status_code, latency_ms, error, response_prefix, verdict, next_at)
    ), attempts AS (
      INSERT INTO callback_attempts (callback_id, at, status_code, latency_ms, error, response_prefix)
      SELECT id, at, status_code, latency_ms, error, response_prefix FROM v
@@ -84,18 +77,7 @@ const FINISH = statement(
                     WHEN c.state = 'queued' OR v.verdict = 'delivered' THEN v.verdict ELSE c.state END,
        finished_at = CASE WHEN v.verdict = 'queued' THEN c.finished_at ELSE v.at END
      FROM v WHERE c.id = v.id
-     RETURNING c.id, c.state
-   ), retries AS (
-     INSERT INTO outbox (queue, job_id, payload, created_at, next_try_at)
-     SELECT $11, v.job_id, v.payload, v.at, v.next_at FROM v JOIN updated u USING (id)
-     WHERE v.verdict = 'queued' AND u.state = 'queued'
-     ON CONFLICT (job_id) DO NOTHING
-   ), sent AS (
-     UPDATE outbox o SET sent_at = s.at, done_at = s.at, last_error = NULL
-     FROM unnest($12::bigint[], $13::timestamptz[]) AS s(id, at) WHERE o.id = s.id
-   ), done AS (
-     UPDATE outbox o SET done_at = d.at
-     FROM unnest($14::text[], $15::timestamptz[]) AS d(job_id, at) WHERE o.job_id = d.job_id AND o.done_at IS NULL
+     RETURNING c.id
    )
    SELECT count(*) AS n FROM updated`,
 );
@@ -150,29 +132,16 @@ export async function attemptLogs(
   return logs;
 }
 
-/** What the batch lease found of one callback asked for: the target's columns when it was locked. */
-type ClaimOutcome = { askedId: number; seenState: string | null; leased: boolean; apiKey: string | null } & {
-  [K in keyof CallbackRow]: CallbackRow[K] | null;
-};
-
 /** One finish of a batch. */
 interface Finish {
   id: number;
   attempt: CallbackAttempt;
   verdict: AttemptVerdict;
-  completes: OutboxCompletion | undefined;
 }
 
-/** One lease asked for in a batch. */
-interface LeaseAsked {
-  id: number;
-  now: string;
-  leaseUntil: string;
-}
-
-/** Leases and finishes run at once per process; the rest wait and join the next batch. */
+/** Finishes run at once per process; the rest wait and join the next batch. */
 const BATCHES_IN_FLIGHT = 3;
-/** At most this many leases or finishes in one statement (the callback job runs 32 at once). */
+/** At most this many finishes in one statement (a worker delivers 32 callbacks at once). */
 const MAX_BATCH = 64;
 
 /** Runs `fn` again after a deadlock or serialization failure (two claimants locking one order's rows in turn). */
@@ -187,38 +156,6 @@ async function retried<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The leases of a batch: one statement; each asked id answered (an id asked twice: the first leases). */
-async function claimBatch(db: PgDb, asked: readonly LeaseAsked[]): Promise<CallbackClaim[]> {
-  const firsts = new Map<number, LeaseAsked>();
-  for (const a of asked) if (!firsts.has(a.id)) firsts.set(a.id, a);
-  const unique = [...firsts.values()];
-  const rows = await retried(() =>
-    db.rows<ClaimOutcome>(CLAIM, [
-      unique.map((a) => a.id),
-      unique.map((a) => a.now),
-      unique.map((a) => a.leaseUntil),
-    ]),
-  );
-  const outcomes = new Map<number, CallbackClaim>();
-  for (const row of rows) {
-    const { askedId, seenState, leased, apiKey, ...callback } = row;
-    let outcome: CallbackClaim;
-    // Not locked: no such callback, or not queued (done); or another claimant holds its row right now.
-    if (callback.id === null) outcome = seenState === 'queued' ? { refused: 'busy' } : { refused: 'done' };
-    else if (!leased) outcome = { refused: 'busy' };
-    else outcome = { claimed: callback as CallbackRow, apiKey: apiKey ?? undefined };
-    outcomes.set(Number(askedId), outcome);
-  }
-  const seen = new Set<number>();
-  return asked.map((a) => {
-    const outcome = outcomes.get(a.id) ?? { refused: 'done' as const };
-    // The same callback asked for twice in one batch: the second finds it leased by the first.
-    if (seen.has(a.id) && 'claimed' in outcome) return { refused: 'busy' as const };
-    seen.add(a.id);
-    return outcome;
-  });
-}
-
 /** The finishes of a batch: one statement (a callback finished twice in one batch is not batched). */
 async function finishBatch(db: PgDb, finishes: readonly Finish[]): Promise<void[]> {
   // One UPDATE cannot change a row twice: a batch holding one callback twice (never in practice: the lease
@@ -226,8 +163,6 @@ async function finishBatch(db: PgDb, finishes: readonly Finish[]): Promise<void[
   if (new Set(finishes.map((f) => f.id)).size < finishes.length)
     throw new Error('a callback twice in one batch');
   const retry = (f: Finish) => (f.verdict.state === 'queued' ? f.verdict : undefined);
-  const sent = finishes.filter((f) => f.completes && 'sent' in f.completes);
-  const done = finishes.filter((f) => f.completes && 'done' in f.completes);
   await retried(() =>
     db.run(FINISH, [
       finishes.map((f) => f.id),
@@ -238,14 +173,6 @@ async function finishBatch(db: PgDb, finishes: readonly Finish[]): Promise<void[
       finishes.map((f) => f.attempt.responsePrefix),
       finishes.map((f) => f.verdict.state),
       finishes.map((f) => retry(f)?.nextAttemptAt ?? null),
-      finishes.map((f) => retry(f)?.jobId ?? null),
-      // The payload exactly as writeOutbox writes it.
-      finishes.map((f) => JSON.stringify({ callbackId: f.id })),
-      CALLBACK_QUEUE,
-      sent.map((f) => (f.completes as { sent: number }).sent),
-      sent.map((f) => f.attempt.at),
-      done.map((f) => (f.completes as { done: string }).done),
-      done.map((f) => f.attempt.at),
     ]),
   );
   return finishes.map(() => undefined);
@@ -253,7 +180,8 @@ async function finishBatch(db: PgDb, finishes: readonly Finish[]): Promise<void[
 
 /**
  * Queues a callback for an order inside the caller's transaction (the settlement's, which holds the
- * order's row), superseding any older one not yet delivered; its first attempt goes to the outbox.
+ * order's row), superseding any older one not yet delivered. Due at once: the workers that lease callbacks
+ * are woken after the commit (decision 220).
  */
 export async function queueCallback(
   tx: Queryable,
@@ -272,28 +200,28 @@ export async function queueCallback(
   ]);
   // As the order's foreign key refused it before: no callback for an order that is not stored.
   if (!inserted) throw new Error(`no order ${orderNo} to queue a callback for`);
-  const { id } = inserted;
-  await writeOutbox(tx, CALLBACK_QUEUE, callbackJobId(id, 0), { callbackId: id }, at);
-  return id;
+  tx.afterCommit(() => outboxSignal.announce(CALLBACK_QUEUE));
+  return inserted.id;
 }
 
-/** Merchant callbacks: leases, attempts and retries (through the outbox), and what ops and reports read. */
+/** Merchant callbacks: leases, attempts and retries, and what ops and reports read. */
 export function pgCallbacks(db: PgDb): CallbacksRepository {
-  // Leases, and finishes, of deliveries running at once share a statement each (decision 195).
+  // Finishes of deliveries running at once share a statement (decision 195).
   const batching = { linger: DELIVERY_LINGER, maxBatch: MAX_BATCH, inFlight: BATCHES_IN_FLIGHT };
-  const lease = microBatcher<LeaseAsked, CallbackClaim>((asked) => claimBatch(db, asked), batching);
   const finish = microBatcher<Finish, void>((finishes) => finishBatch(db, finishes), batching);
   return {
-    async claim(id, now, leaseUntil) {
-      return lease({ id, now, leaseUntil });
+    async leaseDue(limit, now, leaseUntil) {
+      const rows = await retried(() =>
+        db.rows<CallbackRow & { apiKey: string | null }>(LEASE_DUE, [now, limit, leaseUntil]),
+      );
+      return rows.map(({ apiKey, ...callback }): CallbackLease => ({
+        callback,
+        apiKey: apiKey ?? undefined,
+      }));
     },
 
-    async finishAttempt(id, attempt, verdict, completes) {
-      await finish({ id, attempt, verdict, completes });
-    },
-
-    async defer(id, jobId, at, notBefore) {
-      await writeOutbox(db, CALLBACK_QUEUE, jobId, { callbackId: id }, at, notBefore);
+    async finishAttempt(id, attempt, verdict) {
+      await finish({ id, attempt, verdict });
     },
 
     async redeliver(orderNo, at) {

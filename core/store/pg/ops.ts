@@ -3,6 +3,7 @@
  * indexed counts the metrics read at each scrape.
  */
 import { TEST_SINK } from '../ledger.ts';
+import { CALLBACK_QUEUE } from '../../queues.ts';
 import { statement, type PgDb } from './pool.ts';
 import type { CallbackCount, OpsRepository, OutboxBacklog, ReconHealth, UnledgeredVersions } from '../ops.ts';
 
@@ -12,6 +13,11 @@ const SERVER_CLOCK = statement(`SELECT (extract(epoch FROM clock_timestamp()) * 
 const WAITING = statement(
   `SELECT queue, count(*) AS n, min(created_at) AS oldest FROM outbox
    WHERE sent_at IS NULL AND failed_at IS NULL GROUP BY queue`,
+);
+// The callbacks' line (decision 264): their own rows are their queue. Waiting: every queued callback; the
+// oldest: the earliest due, so its age is how late the most overdue callback is (a retry due later is 0).
+const CALLBACKS_WAITING = statement(
+  `SELECT count(*)::int AS n, min(next_attempt_at) AS oldest FROM callbacks WHERE state = 'queued'`,
 );
 const FAILED = statement(
   'SELECT queue, count(*) AS n FROM outbox WHERE failed_at IS NOT NULL AND sent_at IS NULL GROUP BY queue',
@@ -62,12 +68,20 @@ export function pgOps(db: PgDb): OpsRepository {
         if (!row) byQueue.set(queue, (row = { queue, waiting: 0, failed: 0, oldestWaitingAt: null }));
         return row;
       };
-      const [waiting, failed] = await Promise.all([
+      const [waiting, failed, callbacks] = await Promise.all([
         db.rows<{ queue: string; n: number; oldest: string }>(WAITING),
         db.rows<{ queue: string; n: number }>(FAILED),
+        db.row<{ n: number; oldest: string | null }>(CALLBACKS_WAITING),
       ]);
       for (const w of waiting) Object.assign(of(w.queue), { waiting: w.n, oldestWaitingAt: w.oldest });
       for (const f of failed) of(f.queue).failed = f.n;
+      // An outbox row of a callback is an earlier release's, retired by the workers: the callbacks count.
+      byQueue.set(CALLBACK_QUEUE, {
+        queue: CALLBACK_QUEUE,
+        waiting: callbacks?.n ?? 0,
+        failed: 0,
+        oldestWaitingAt: callbacks?.oldest ?? null,
+      });
       return [...byQueue.values()].sort((a, b) => a.queue.localeCompare(b.queue));
     },
 

@@ -182,6 +182,17 @@ export function pgOutbox(db: PgDb): OutboxRepository {
       );
     },
 
+    async retireQueue(queue, now) {
+      // Waiting and failed apart: each is a range of its own partial index (never a walk of the outbox).
+      const retire = (rows: string) =>
+        db.run(
+          `UPDATE outbox SET sent_at = $1, done_at = $1, last_error = NULL, failed_at = NULL
+           WHERE queue = $2 AND sent_at IS NULL AND ${rows}`,
+          [now.toISOString(), queue],
+        );
+      return (await retire('failed_at IS NULL')) + (await retire('failed_at IS NOT NULL'));
+    },
+
     async redriveDue(now, queue) {
       return db.run(
         `UPDATE outbox SET failed_at = NULL

@@ -1,21 +1,26 @@
 import type { Db } from './db.ts';
-import { outboxCompleter, outboxWriter } from './outbox.ts';
 import { groupCommitter } from './group-commit.ts';
 import { DELIVERY_LINGER } from '../linger.ts';
-import { CALLBACK_QUEUE, callbackJobId } from '../../queues.ts';
+import { outboxSignal } from '../outbox-signal.ts';
+import { CALLBACK_QUEUE } from '../../queues.ts';
 import type { CallbackDraft } from '../orders.ts';
-import type { AttemptVerdict, CallbackAttempt, CallbackRow, CallbacksRepository } from '../callbacks.ts';
-import type { OutboxCompletion } from '../outbox.ts';
+import type {
+  AttemptVerdict,
+  CallbackAttempt,
+  CallbackLease,
+  CallbackRow,
+  CallbacksRepository,
+} from '../callbacks.ts';
 
 const CALLBACK_COLUMNS = `c.id, c.order_no AS orderNo, p.agency_code AS agencyCode, c.status, c.url, c.fields,
   c.created_at AS createdAt, c.state, c.attempts, c.next_attempt_at AS nextAttemptAt, c.finished_at AS finishedAt`;
 
 /**
  * Queues a callback for an order inside the caller's transaction (the settlement's), superseding any older
- * one not yet delivered (no stale status); its first attempt goes to the outbox. Returns its id.
+ * one not yet delivered (no stale status). Due at once: the pipeline is woken once the transaction has
+ * committed (decision 220). Returns its id.
  */
 export function callbackQueuer(db: Db) {
-  const writeOutbox = outboxWriter(db);
   const supersedeQueued = db.prepare<[string, string]>(
     `UPDATE callbacks SET state = 'superseded', finished_at = ? WHERE order_no = ? AND state = 'queued'`,
   );
@@ -29,29 +34,33 @@ export function callbackQueuer(db: Db) {
     const inserted = insertCallback.run(status, draft.url, JSON.stringify(draft.fields), at, at, orderNo);
     // As the order's foreign key refused it before: no callback for an order that is not stored.
     if (inserted.changes !== 1) throw new Error(`no order ${orderNo} to queue a callback for`);
-    const id = Number(inserted.lastInsertRowid);
-    writeOutbox(CALLBACK_QUEUE, callbackJobId(id, 0), { callbackId: id }, at);
-    return id;
+    // Heard after this turn, by when the synchronous transaction around this write has committed.
+    outboxSignal.announce(CALLBACK_QUEUE);
+    return Number(inserted.lastInsertRowid);
   };
 }
 
-/** Merchant callbacks: leases, attempts and retries (through the outbox), and what ops and reports read. */
+/** Merchant callbacks: leases, attempts and retries, and what ops and reports read. */
 export function sqliteCallbacks(db: Db): CallbacksRepository {
-  const writeOutbox = outboxWriter(db);
-  const completeOutbox = outboxCompleter(db);
   const queueCallback = callbackQueuer(db);
   // Leases and attempts of the deliveries running at once share commits (issue 17, decision 166).
   const inGroup = groupCommitter(db);
   // The statements of delivery, prepared once: they run for every attempt.
+  // The due callbacks not leased, oldest due first: a range of callbacks_due (decision 264).
+  const due = db.prepare<[string, string, number], { id: number; orderNo: string }>(
+    `SELECT id, order_no AS orderNo FROM callbacks INDEXED BY callbacks_due
+     WHERE state = 'queued' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+     ORDER BY next_attempt_at, id LIMIT ?`,
+  );
+  const olderLeased = db.prepare<[string, number, string], { n: number }>(
+    `SELECT count(*) AS n FROM callbacks WHERE order_no = ? AND id < ? AND lease_until > ?`,
+  );
+  const setLease = db.prepare<[string, number]>('UPDATE callbacks SET lease_until = ? WHERE id = ?');
   // With the agency's key: the attempt is signed with the key of the moment it was leased (decision 195).
   const callbackById = db.prepare<[number], CallbackRow & { apiKey: string | null }>(
     `SELECT ${CALLBACK_COLUMNS}, g.api_key AS apiKey
      FROM callbacks c JOIN payments p USING (order_no) JOIN agencies g ON g.code = p.agency_code WHERE c.id = ?`,
   );
-  const leasedOfOrder = db.prepare<[string, number, string], { n: number }>(
-    `SELECT count(*) AS n FROM callbacks WHERE order_no = ? AND id <= ? AND lease_until > ?`,
-  );
-  const setLease = db.prepare<[string, number]>('UPDATE callbacks SET lease_until = ? WHERE id = ?');
   const insertAttempt = db.prepare<[number, string, number | null, number, string | null, string]>(
     `INSERT INTO callback_attempts (callback_id, at, status_code, latency_ms, error, response_prefix)
      VALUES (?, ?, ?, ?, ?, ?)`,
@@ -59,7 +68,6 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
   const scheduleRetry = db.prepare<[string, number]>(
     `UPDATE callbacks SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = ? WHERE id = ?`,
   );
-  const stateOf = db.prepare<[number], { state: string }>('SELECT state FROM callbacks WHERE id = ?');
   const finish = db.prepare<[string, string, string, number]>(
     `UPDATE callbacks SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = NULL,
        state = CASE WHEN state = 'queued' OR ? = 'delivered' THEN ? ELSE state END, finished_at = ?
@@ -67,24 +75,21 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
   );
 
   return {
-    async claim(id, now, leaseUntil) {
+    async leaseDue(limit, now, leaseUntil) {
       return inGroup(() => {
-        const found = callbackById.get(id);
-        if (!found || found.state !== 'queued') return { refused: 'done' as const };
-        const leased = leasedOfOrder.get(found.orderNo, id, now);
-        if ((leased?.n ?? 0) > 0) return { refused: 'busy' as const };
-        setLease.run(leaseUntil, id);
-        const { apiKey, ...claimed } = found;
-        return { claimed, apiKey: apiKey ?? undefined };
+        const leases: CallbackLease[] = [];
+        for (const { id, orderNo } of due.all(now, now, limit)) {
+          // An older callback of the order (superseded) still being delivered: this one waits for it.
+          if ((olderLeased.get(orderNo, id, now)?.n ?? 0) > 0) continue;
+          setLease.run(leaseUntil, id);
+          const { apiKey, ...callback } = callbackById.get(id)!;
+          leases.push({ callback, apiKey: apiKey ?? undefined });
+        }
+        return leases;
       }, DELIVERY_LINGER);
     },
 
-    async finishAttempt(
-      id: number,
-      attempt: CallbackAttempt,
-      verdict: AttemptVerdict,
-      completes?: OutboxCompletion,
-    ): Promise<void> {
+    async finishAttempt(id: number, attempt: CallbackAttempt, verdict: AttemptVerdict): Promise<void> {
       await inGroup(() => {
         insertAttempt.run(
           id,
@@ -94,22 +99,11 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
           attempt.error,
           attempt.responsePrefix,
         );
-        if (verdict.state === 'queued') {
-          // A callback superseded meanwhile stays superseded: the newer one carries the news.
-          scheduleRetry.run(verdict.nextAttemptAt, id);
-          if (stateOf.get(id)?.state === 'queued') {
-            writeOutbox(CALLBACK_QUEUE, verdict.jobId, { callbackId: id }, attempt.at, verdict.nextAttemptAt);
-          }
-        } else {
-          finish.run(verdict.state, verdict.state, attempt.at, id);
-        }
-        // The job's own row, in the same commit: a crash leaves both undone (the attempt runs again) or both done.
-        if (completes) completeOutbox(completes, attempt.at);
+        // A retry keeps the state: a callback superseded meanwhile stays superseded (the newer one carries
+        // the news), and is no longer in the line of due callbacks.
+        if (verdict.state === 'queued') scheduleRetry.run(verdict.nextAttemptAt, id);
+        else finish.run(verdict.state, verdict.state, attempt.at, id);
       }, DELIVERY_LINGER);
-    },
-
-    async defer(id: number, jobId: string, at: string, notBefore: string): Promise<void> {
-      await inGroup(() => writeOutbox(CALLBACK_QUEUE, jobId, { callbackId: id }, at, notBefore));
     },
 
     async redeliver(orderNo: string, at: string): Promise<number | undefined> {

@@ -1,6 +1,7 @@
 import type { Db } from './db.ts';
 import { groupCommitter } from './group-commit.ts';
 import { TEST_SINK } from '../ledger.ts';
+import { CALLBACK_QUEUE } from '../../queues.ts';
 import type { CallbackCount, OpsRepository, OutboxBacklog, ReconHealth, UnledgeredVersions } from '../ops.ts';
 
 /**
@@ -24,6 +25,12 @@ export function sqliteOps(db: Db): OpsRepository {
   const waiting = db.prepare<[], { queue: string; n: number; oldest: string }>(
     `SELECT queue, count(*) AS n, min(created_at) AS oldest FROM outbox
      WHERE sent_at IS NULL AND failed_at IS NULL GROUP BY queue`,
+  );
+  // The callbacks' line (decision 264): their own rows are their queue. Waiting: every queued callback; the
+  // oldest: the earliest due, so its age is how late the most overdue callback is (a retry due later is 0).
+  const callbacksWaiting = db.prepare<[], { n: number; oldest: string | null }>(
+    `SELECT count(*) AS n, min(next_attempt_at) AS oldest FROM callbacks INDEXED BY callbacks_due
+     WHERE state = 'queued'`,
   );
   const failed = db.prepare<[], { queue: string; n: number }>(
     `SELECT queue, count(*) AS n FROM outbox WHERE failed_at IS NOT NULL AND sent_at IS NULL GROUP BY queue`,
@@ -75,6 +82,14 @@ export function sqliteOps(db: Db): OpsRepository {
       };
       for (const w of waiting.all()) Object.assign(of(w.queue), { waiting: w.n, oldestWaitingAt: w.oldest });
       for (const f of failed.all()) of(f.queue).failed = f.n;
+      // An outbox row of a callback is an earlier release's, retired by the pipeline: the callbacks count.
+      const callbacks = callbacksWaiting.get();
+      byQueue.set(CALLBACK_QUEUE, {
+        queue: CALLBACK_QUEUE,
+        waiting: callbacks?.n ?? 0,
+        failed: 0,
+        oldestWaitingAt: callbacks?.oldest ?? null,
+      });
       return [...byQueue.values()].sort((a, b) => a.queue.localeCompare(b.queue));
     },
 

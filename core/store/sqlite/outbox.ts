@@ -219,6 +219,19 @@ export function sqliteOutbox(db: Db): OutboxRepository {
       );
     },
 
+    async retireQueue(queue: string, now: Date): Promise<number> {
+      const at = now.toISOString();
+      // Waiting and failed apart: each is a range of its own partial index (never a walk of the outbox).
+      const retire = (rows: string) =>
+        db
+          .prepare(
+            `UPDATE outbox SET sent_at = ?, done_at = ?, last_error = NULL, failed_at = NULL
+             WHERE queue = ? AND sent_at IS NULL AND ${rows}`,
+          )
+          .run(at, at, queue).changes;
+      return inGroup(() => retire('failed_at IS NULL') + retire('failed_at IS NOT NULL'));
+    },
+
     async redriveDue(now: Date, queue?: string): Promise<number> {
       return inGroup(
         () =>
