@@ -11,7 +11,10 @@ export type BankRoute = { kind: 'agency'; agency: string } | { kind: 'test' };
 export const ACQUIRERS = ['sandbox', 'none'] as const;
 export type AcquirerName = (typeof ACQUIRERS)[number];
 
-/** The pipeline's jobs, as PIPELINE_RETRY_HORIZONS names them. */
+/**
+ * The pipeline's jobs, as PIPELINE_RETRY_HORIZONS names them. `callback` is no job since decision 264 (a
+ * callback's row is its queue, retried on CALLBACK_*): still accepted, so a configuration naming it loads.
+ */
 export const PIPELINE_JOB_NAMES = [
   'normalise',
   'ledger',

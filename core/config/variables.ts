@@ -92,7 +92,7 @@ const PIPELINE_RETRY_HORIZONS = variable({
   name: 'PIPELINE_RETRY_HORIZONS',
   parse: jobHorizons,
   default: 'recon-nightly=86400000,recon-email=86400000,receipt=86400000',
-  doc: `Per-job horizons in ms overriding PIPELINE_RETRY_HORIZON_MS (\`job=ms\`, comma-separated; jobs: ${PIPELINE_JOB_NAMES.join(', ')})`,
+  doc: `Per-job horizons in ms overriding PIPELINE_RETRY_HORIZON_MS (\`job=ms\`, comma-separated; jobs: ${PIPELINE_JOB_NAMES.join(', ')}; \`callback\` is accepted and has no effect: callbacks retry on CALLBACK_*, decision 264)`,
 });
 const STAGING = variable({
   name: 'STAGING',

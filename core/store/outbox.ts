@@ -35,7 +35,7 @@ export interface QueueStats {
   queue: string;
   /** Not handed over yet (due now or later). */
   waiting: number;
-  /** Failed for good (embedded mode, a leased queue, or a job Redis can never run). */
+  /** Failed for good (embedded mode, or a job Redis can never run). */
   failed: number;
   /** Handed over (sent, or sent and done) among the rows of the latest RECENT_OUTBOX_ROWS ids. */
   sent: number;
@@ -81,8 +81,8 @@ export interface OutboxRepository {
    * (row id -> why) are marked failed for good instead, so one bad row never holds back the rows behind it.
    * Relays on several machines never hand over the same row (PostgreSQL holds the rows FOR UPDATE SKIP
    * LOCKED until they are marked; SQLite runs one hand-over at a time per process). The rows stay pending
-   * meanwhile. The rows of `except`, a queue the workers lease from the outbox themselves, are left to
-   * them. Returns how many were taken.
+   * meanwhile. The rows of `except` (the callbacks': an earlier release's, retired, decision 264) are never
+   * handed over. Returns how many were taken.
    */
   handOver(
     limitPerQueue: number,
@@ -90,15 +90,6 @@ export interface OutboxRepository {
     send: (rows: readonly OutboxRow[]) => Promise<RefusedRows | void>,
     except?: string,
   ): Promise<number>;
-
-  /**
-   * Redis mode, for the queue every worker runs straight from the outbox (the callbacks, decision 218):
-   * takes up to `limit` rows of `queue` that `pending` would return and no other process holds, oldest
-   * first, and holds them until `until`: their next try moves there, so the rows of a process that dies
-   * holding them are taken again once its hold ends. Each is then finished as in embedded mode: completed
-   * by its job's own write or `markSent`, or rescheduled by `markAttemptFailed`.
-   */
-  lease(queue: string, limit: number, now: Date, until: Date): Promise<OutboxRow[]>;
 
   /** Redis mode: the rows were handed to Redis (the reconciler re-added their jobs). */
   markSentMany(ids: readonly number[], now: Date): Promise<void>;
@@ -128,7 +119,7 @@ export interface OutboxRepository {
   ): Promise<void>;
 
   /**
-   * Embedded mode, and the leased queue in Redis mode: failed rows (of one queue, or all) whose re-drive
+   * Embedded mode: failed rows (of one queue, or all) whose re-drive
    * time has come are put back in line; returns how many.
    */
   redriveDue(now: Date, queue?: string): Promise<number>;

@@ -104,7 +104,11 @@ test('amil queues in embedded mode reports the outbox, and queues retry puts fai
   assert.equal(before.runtime, 'in-process');
   assert.deepEqual(
     before.counts.map((c) => [c.queue, c.waiting]),
-    [['normalise', 1]],
+    [
+      ['callbacks', 0],
+      ['normalise', 1],
+    ],
+    'the callbacks always have their line: their own rows are their queue',
   );
 
   const [row] = await app.deps.store.outbox.pending(1, new Date());
@@ -123,7 +127,7 @@ test('amil queues in Redis mode counts the callbacks on their own line, never as
   const env = { ...app.storeEnv, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix };
   const listed = await runCli(['queues'], env);
   assert.equal(listed.code, 0, listed.stderr);
-  // The workers lease callbacks from the outbox (decision 218): nothing of theirs waits for Redis.
+  // The workers lease callbacks from their own rows (decisions 218, 264): nothing of theirs waits for Redis.
   assert.match(listed.stdout, /outbox: 0 job\(s\) waiting to be handed to Redis/);
   assert.match(listed.stdout, /^callbacks\s+2\s+0\s+0\s+0\s+0$/m);
 });

@@ -73,7 +73,7 @@ test('delivering callbacks of many orders writes fewer log pages than callbacks'
   raw.exec('ANALYZE');
   for (const sql of [
     `UPDATE callbacks SET state = 'superseded', finished_at = ? WHERE order_no = ? AND state = 'queued'`,
-    `SELECT count(*) AS n FROM callbacks WHERE order_no = ? AND id < ? AND lease_until > ?`,
+    `SELECT 1 FROM callbacks o WHERE o.order_no = ? AND o.id < ? AND o.lease_until > ?`,
     `SELECT id FROM callbacks WHERE order_no = ? ORDER BY id`,
   ]) {
     const params = Array.from({ length: sql.split('?').length - 1 }, () => 'x');

@@ -1,18 +1,17 @@
 /**
- * The outbox's waiting rows by queue (decision 236). The runtimes look at the outbox every poll, and a Redis
- * worker leases its callbacks from it; both used to read every waiting row of every queue (a merchant down
- * for a day leaves a backlog of callbacks scheduled for later; a big bank batch, normalise rows). Now each
- * reads its queues' own index ranges: a backlog in one queue costs another queue's lease nothing, and a look
- * reads at most what it returns (plus rows scheduled for later among them).
+ * The outbox's waiting rows by queue (decision 236). The runtimes look at the outbox every poll; a look used
+ * to read every waiting row of every queue (a big bank batch, normalise rows; a merchant down for a day left
+ * callbacks scheduled for later, before decision 264). Now it reads its queues' own index ranges: a backlog
+ * in one queue costs another queue nothing, and a look reads at most what it returns (plus rows scheduled
+ * for later among them).
  */
 import assert from 'node:assert/strict';
 import { onBothEngines, onPostgres, type EngineStore } from '../support/engines.ts';
-import { OUTBOX_LEASE_SQL, OUTBOX_PENDING_SQL } from '../../core/store/sqlite/outbox.ts';
-import { LEASE, PENDING } from '../../core/store/pg/outbox.ts';
+import { OUTBOX_PENDING_SQL } from '../../core/store/sqlite/outbox.ts';
+import { PENDING } from '../../core/store/pg/outbox.ts';
 
 const NOW = new Date('2026-11-20T02:00:00.000Z');
 const LATER = '2026-11-21T02:00:00.000Z';
-const UNTIL = new Date('2026-11-20T02:00:40.000Z');
 
 /** The plan of `sql` with its parameters as literals (each `?` in turn, or `$n`), one line per step. */
 async function planOf(store: EngineStore, sql: string, literals: string[]): Promise<string[]> {
@@ -41,7 +40,7 @@ async function backlog(store: EngineStore, n: number): Promise<void> {
       `INSERT INTO outbox (queue, job_id, payload, created_at, next_try_at) VALUES ${values('normalise', from, Math.min(n, from + 5000), (i) => i % 2 === 1)}`,
     );
   await store.write(
-    `INSERT INTO outbox (queue, job_id, payload, created_at, next_try_at) VALUES ${values('callbacks', 0, 30, () => false)}`,
+    `INSERT INTO outbox (queue, job_id, payload, created_at, next_try_at) VALUES ${values('receipts', 0, 30, () => false)}`,
   );
   await store.write(
     `INSERT INTO outbox (queue, job_id, payload, created_at, next_try_at) VALUES ${values('ledger:LZS', 0, 3, () => false)}`,
@@ -58,14 +57,14 @@ onBothEngines(
     assert.equal(byQueue('normalise').length, 500);
     // Due only (every even one), oldest first.
     assert.deepEqual(byQueue('normalise').slice(0, 3), ['normalise:0', 'normalise:2', 'normalise:4']);
-    assert.equal(byQueue('callbacks').length, 30);
+    assert.equal(byQueue('receipts').length, 30);
     assert.deepEqual(byQueue('ledger:LZS'), ['ledger:LZS:0', 'ledger:LZS:1', 'ledger:LZS:2']);
     assert.deepEqual(
       rows.map((r) => r.id),
       [...rows.map((r) => r.id)].sort((a, b) => a - b),
       'in id order',
     );
-    // A relay leaving the leased queue to the workers reads the rest, all of it.
+    // A relay leaving one queue alone (the callbacks', decision 264) reads the rest, all of it.
     let handed: string[] = [];
     await store.outbox.handOver(
       500,
@@ -74,33 +73,21 @@ onBothEngines(
         handed = taken.map((r) => r.queue);
         return Promise.resolve();
       },
-      'callbacks',
+      'receipts',
     );
     assert.deepEqual(new Set(handed), new Set(['normalise', 'ledger:LZS']));
     assert.equal(handed.length, 503);
-    // The lease of one queue behind another's backlog.
-    const leased = await store.outbox.lease('callbacks', 16, NOW, UNTIL);
-    assert.deepEqual(
-      leased.map((r) => r.jobId),
-      Array.from({ length: 16 }, (_, i) => `callbacks:${i}`),
-    );
   },
 );
 
 onBothEngines(
-  "the look and the lease read the waiting rows through each queue's own index range",
+  "the look reads the waiting rows through each queue's own index range",
   async (_t, store) => {
     await backlog(store, 20_000);
     const sqlite = store.engine === 'sqlite';
     const at = sqlite ? `'${NOW.toISOString()}'` : `'${NOW.toISOString()}'::timestamptz`;
     for (const [name, sql, literals] of [
       ['look', sqlite ? OUTBOX_PENDING_SQL : PENDING.text, [at, '500', 'NULL']],
-      // SQLite's lease binds the lease's end first.
-      [
-        'lease',
-        sqlite ? OUTBOX_LEASE_SQL : LEASE.text,
-        sqlite ? [at, `'callbacks'`, at, '16'] : [`'callbacks'`, at, '16', at],
-      ],
     ] as const) {
       const plan = await planOf(store, sql, [...literals]);
       const text = plan.join(' | ');
@@ -119,16 +106,16 @@ onBothEngines(
 );
 
 // Decision 256. Statistics taken while nearly every outbox row waited (a backlog that arrived faster than it
-// drained, then ANALYZE) made the planner lease through the primary key and filter: each lease then read
-// every row delivered since, and a drain of N callbacks read about N x N / 64 rows. The lease must read the
-// waiting rows' own index whatever the statistics say.
+// drained, then ANALYZE) made the planner read through the primary key and filter: each read then walked
+// every row done since, and a drain of N rows read about N x N / 64 rows. A look must read the waiting
+// rows' own index whatever the statistics say (callbacks_due, decision 264: test/core/callback-lease-plan).
 onPostgres(
-  'the lease reads the waiting index even when the statistics say nearly every row waits',
+  'a look reads the waiting index even when the statistics say nearly every row waits',
   async (_t, store) => {
     const values = (from: number, to: number) =>
       Array.from(
         { length: to - from },
-        (_, k) => `('callbacks', 'callbacks:${from + k}', '{}', '${NOW.toISOString()}', NULL)`,
+        (_, k) => `('receipts', 'receipts:${from + k}', '{}', '${NOW.toISOString()}', NULL)`,
       ).join(', ');
     for (let from = 0; from < 20_000; from += 5000)
       await store.write(
@@ -138,13 +125,12 @@ onPostgres(
     // Most of the backlog delivered since the statistics were taken (not analysed again).
     await store.write(
       `UPDATE outbox SET sent_at = '${NOW.toISOString()}', done_at = '${NOW.toISOString()}'
-     WHERE job_id IN (SELECT 'callbacks:' || i FROM generate_series(0, 14999) AS i)`,
+     WHERE job_id IN (SELECT 'receipts:' || i FROM generate_series(0, 14999) AS i)`,
     );
     const at = `'${NOW.toISOString()}'::timestamptz`;
     for (const [name, sql, literals] of [
-      ['lease', LEASE.text, [`'callbacks'`, at, '32', at]],
       ['look', PENDING.text, [at, '500', 'NULL']],
-      ['look leaving the callbacks', PENDING.text, [at, '500', `'callbacks'`]],
+      ['look leaving one queue', PENDING.text, [at, '500', `'receipts'`]],
     ] as const) {
       const plan = await planOf(store, sql, [...literals]);
       const text = plan.join(' | ');
@@ -159,12 +145,7 @@ onPostgres(
       });
     }
     const looked = await store.outbox.pending(500, NOW);
-    assert.equal(looked[0]?.jobId, 'callbacks:15000');
+    assert.equal(looked[0]?.jobId, 'receipts:15000');
     assert.equal(looked.length, 500);
-    const leased = await store.outbox.lease('callbacks', 32, NOW, UNTIL);
-    assert.deepEqual(
-      leased.map((r) => r.jobId),
-      Array.from({ length: 32 }, (_, i) => `callbacks:${15_000 + i}`),
-    );
   },
 );

@@ -35,21 +35,22 @@ const INSERT_CALLBACK = statement(
 // of callbacks_due up to now, skipping the rows another process is leasing right now (never waiting for
 // them) and those leased already (a row leased and committed since this statement began is re-read when it
 // is locked, and dropped); MATERIALIZED, as a locking subquery joined in place may be scanned again and pick
-// other rows. A callback is left while an older callback of its order is leased: a superseded one still
-// being delivered (at most one callback of an order is queued: the settlement supersedes under the order's
-// row lock). Each comes with its order's agency and that agency's key. Exported for the plan test.
+// other rows. A callback is left while an older callback of its order is leased, a superseded one still
+// being delivered (at most one callback of an order is queued: a settlement supersedes under the order's row
+// lock), before the LIMIT: those held back never take the places of due ones. That check is a scalar
+// subquery, looked up per candidate in its order's index range: as NOT EXISTS the planner made it an anti
+// join over every callback (the plan test caught it). Each comes with its order's agency and that agency's
+// key. Exported for the plan test.
 export const LEASE_DUE = statement(
   `WITH due AS MATERIALIZED (
-     SELECT id, order_no FROM callbacks
-     WHERE state = 'queued' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
-     ORDER BY next_attempt_at, id LIMIT $2
-     FOR UPDATE SKIP LOCKED
-   ), free AS (
-     SELECT d.id FROM due d
-     WHERE NOT EXISTS (SELECT 1 FROM callbacks o
-                       WHERE o.order_no = d.order_no AND o.id < d.id AND o.lease_until > $1)
+     SELECT c.id FROM callbacks c
+     WHERE c.state = 'queued' AND c.next_attempt_at <= $1 AND (c.lease_until IS NULL OR c.lease_until <= $1)
+       AND (SELECT count(*) FROM callbacks o
+            WHERE o.order_no = c.order_no AND o.id < c.id AND o.lease_until > $1) = 0
+     ORDER BY c.next_attempt_at, c.id LIMIT $2
+     FOR UPDATE OF c SKIP LOCKED
    ), leased AS (
-     UPDATE callbacks c SET lease_until = $3 FROM free f WHERE c.id = f.id
+     UPDATE callbacks c SET lease_until = $3 FROM due d WHERE c.id = d.id
      RETURNING c.id, c.order_no, c.status, c.url, c.fields, c.created_at, c.state, c.attempts,
        c.next_attempt_at, c.finished_at
    )

@@ -73,9 +73,10 @@ export async function completeOutbox(tx: Queryable, completion: OutboxCompletion
 const ROW = `id, queue, job_id AS "jobId", payload, attempts`;
 // Of each queue with rows waiting (found by a skip scan of outbox_waiting, one index seek per queue), the
 // oldest due rows, at most $2 (one queue's backlog never hides another's work), read through that queue's
-// own index range; none of queue $3 (the queue workers lease themselves; a null $3 excludes nothing).
+// own index range; none of queue $3 (the callbacks' rows, an earlier release's: decision 264; a null $3
+// excludes nothing).
 // Decision 236: this read every waiting row of every queue. Each queue is a range of one, ordered by
-// (queue, id), as in LEASE below (decision 256): never through the primary key, whatever the statistics.
+// (queue, id) (decision 256): never through the primary key, whatever the statistics.
 const WAITING = `WITH RECURSIVE queues(name) AS (
     SELECT (SELECT min(queue) FROM outbox WHERE sent_at IS NULL AND failed_at IS NULL)
     UNION ALL
@@ -97,21 +98,6 @@ const CLAIM = statement(
   `SELECT ${ROW} FROM outbox WHERE id = ANY(ARRAY(${WAITING}))
      AND sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= $1)
    ORDER BY id FOR UPDATE SKIP LOCKED`,
-);
-// Rows another process is leasing right now are skipped, never waited for. The chosen rows are
-// MATERIALIZED: a locking subquery joined in place may be scanned again, and with SKIP LOCKED each scan
-// picks other rows (more than $3 leased; the test caught it). The queue is named as a range of one and the
-// order is (queue, id), which outbox_waiting gives and the primary key cannot: with statistics taken while
-// nearly every row waited, `queue = $1 ORDER BY id` was read through the primary key, and each lease then
-// walked every row done since (decision 256). Exported for the plan test.
-export const LEASE = statement(
-  `WITH chosen AS MATERIALIZED (
-     SELECT id FROM outbox
-     WHERE queue >= $1 AND queue <= $1 AND sent_at IS NULL AND failed_at IS NULL
-       AND (next_try_at IS NULL OR next_try_at <= $2)
-     ORDER BY queue, id LIMIT $3 FOR UPDATE SKIP LOCKED)
-   UPDATE outbox o SET next_try_at = $4 FROM chosen WHERE o.id = chosen.id
-   RETURNING o.id, o.queue, o.job_id AS "jobId", o.payload, o.attempts`,
 );
 const MARK_SENT = statement('UPDATE outbox SET sent_at = $1, last_error = NULL WHERE id = ANY($2::bigint[])');
 // A row the queue refused for good: shown failed, never handed over or re-driven again.
@@ -139,11 +125,6 @@ export function pgOutbox(db: PgDb): OutboxRepository {
           await tx.run(MARK_REFUSED, [now.toISOString(), error.slice(0, 2000), id]);
         return rows.length;
       });
-    },
-
-    async lease(queue, limit, now, until) {
-      const rows = await db.rows<OutboxRow>(LEASE, [queue, now.toISOString(), limit, until.toISOString()]);
-      return rows.sort((a, b) => a.id - b.id);
     },
 
     async markSentMany(ids, now) {

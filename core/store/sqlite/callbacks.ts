@@ -46,14 +46,14 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
   // Leases and attempts of the deliveries running at once share commits (issue 17, decision 166).
   const inGroup = groupCommitter(db);
   // The statements of delivery, prepared once: they run for every attempt.
-  // The due callbacks not leased, oldest due first: a range of callbacks_due (decision 264).
-  const due = db.prepare<[string, string, number], { id: number; orderNo: string }>(
-    `SELECT id, order_no AS orderNo FROM callbacks INDEXED BY callbacks_due
-     WHERE state = 'queued' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-     ORDER BY next_attempt_at, id LIMIT ?`,
-  );
-  const olderLeased = db.prepare<[string, number, string], { n: number }>(
-    `SELECT count(*) AS n FROM callbacks WHERE order_no = ? AND id < ? AND lease_until > ?`,
+  // The due callbacks not leased, oldest due first: a range of callbacks_due (decision 264). One is left
+  // while an older callback of its order (a superseded one still being delivered) is leased.
+  const due = db.prepare<{ now: string; limit: number }, { id: number }>(
+    `SELECT c.id FROM callbacks c INDEXED BY callbacks_due
+     WHERE c.state = 'queued' AND c.next_attempt_at <= @now AND (c.lease_until IS NULL OR c.lease_until <= @now)
+       AND NOT EXISTS (SELECT 1 FROM callbacks o INDEXED BY callbacks_by_order
+                       WHERE o.order_no = c.order_no AND o.id < c.id AND o.lease_until > @now)
+     ORDER BY c.next_attempt_at, c.id LIMIT @limit`,
   );
   const setLease = db.prepare<[string, number]>('UPDATE callbacks SET lease_until = ? WHERE id = ?');
   // With the agency's key: the attempt is signed with the key of the moment it was leased (decision 195).
@@ -78,9 +78,7 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
     async leaseDue(limit, now, leaseUntil) {
       return inGroup(() => {
         const leases: CallbackLease[] = [];
-        for (const { id, orderNo } of due.all(now, now, limit)) {
-          // An older callback of the order (superseded) still being delivered: this one waits for it.
-          if ((olderLeased.get(orderNo, id, now)?.n ?? 0) > 0) continue;
+        for (const { id } of due.all({ now, limit })) {
           setLease.run(leaseUntil, id);
           const { apiKey, ...callback } = callbackById.get(id)!;
           leases.push({ callback, apiKey: apiKey ?? undefined });

@@ -53,7 +53,8 @@ const QUEUES_WAITING = `WITH RECURSIVE queues(name) AS (
 /**
  * What the runtimes look at (decision 236): of each queue with rows waiting, the oldest due ones, at most
  * $2 (one queue's backlog never hides another's work), read through that queue's own index range; none of
- * queue $3 (the queue workers lease themselves; a null $3 excludes nothing). Exported for the plan test.
+ * queue $3 (the callbacks' rows, an earlier release's: decision 264; a null $3 excludes nothing). Exported for
+ * the plan test.
  */
 export const OUTBOX_PENDING_SQL = `${QUEUES_WAITING}
   SELECT o.id, o.queue, o.job_id AS jobId, o.payload, o.attempts FROM queues JOIN outbox o
@@ -62,16 +63,6 @@ export const OUTBOX_PENDING_SQL = `${QUEUES_WAITING}
                   AND (w.next_try_at IS NULL OR w.next_try_at <= ?)
                 ORDER BY w.id LIMIT ?)
   WHERE queues.name IS NOT ? ORDER BY o.id`;
-
-/**
- * A worker's lease of one queue's oldest due rows, in one statement under the write lock: two processes
- * sharing the file never lease the same row. Exported for the plan test.
- */
-export const OUTBOX_LEASE_SQL = `UPDATE outbox SET next_try_at = ? WHERE id IN (
-    SELECT id FROM outbox
-    WHERE queue = ? AND sent_at IS NULL AND failed_at IS NULL AND (next_try_at IS NULL OR next_try_at <= ?)
-    ORDER BY id LIMIT ?)
-  RETURNING id, queue, job_id AS jobId, payload, attempts`;
 
 /**
  * The counts of `stats()`, each over an index range of the rows it counts (decision 238): the waiting rows
@@ -92,11 +83,9 @@ export const OUTBOX_STATS_SQL = {
 export function sqliteOutbox(db: Db): OutboxRepository {
   const write = outboxWriter(db);
   const complete = outboxCompleter(db);
-  // The jobs of one turn (a callback job runs 32 at once) record their outcome in one commit (issue 17).
+  // The jobs of one turn record their outcome in one commit (issue 17).
   const inGroup = groupCommitter(db);
   const selectPending = db.prepare<[string, number, string | null], OutboxRow>(OUTBOX_PENDING_SQL);
-  // One statement under the write lock: two processes sharing the file never lease the same row.
-  const leaseRows = db.prepare<[string, string, string, number], OutboxRow>(OUTBOX_LEASE_SQL);
   const markOne = db.prepare<[string, number]>(
     'UPDATE outbox SET sent_at = ?, last_error = NULL WHERE id = ?',
   );
@@ -154,12 +143,6 @@ export function sqliteOutbox(db: Db): OutboxRepository {
       });
       handing = run.catch(() => undefined);
       return run;
-    },
-
-    async lease(queue, limit, now, until) {
-      // In the group commit, so waiting for another process's write lock does not sleep this thread.
-      const rows = await inGroup(() => leaseRows.all(until.toISOString(), queue, now.toISOString(), limit));
-      return rows.sort((a, b) => a.id - b.id);
     },
 
     async markSentMany(ids: readonly number[], now: Date): Promise<void> {

@@ -1,0 +1,67 @@
+/**
+ * The callbacks' lease reads the due callbacks' own index (decision 264). Every process that delivers
+ * callbacks leases them every poll and after every wake; a lease that walked the callbacks table (most of it
+ * delivered long ago) would cost each lease the whole history. With statistics taken while nearly every
+ * callback was queued (a backlog that arrived faster than it drained, then ANALYZE: the trap of decision
+ * 256), PostgreSQL must still read callbacks_due, and the lease must return the oldest due callbacks.
+ */
+import assert from 'node:assert/strict';
+import { onBothEngines, type EngineStore } from '../support/engines.ts';
+import { LEASE_DUE } from '../../core/store/pg/callbacks.ts';
+
+const NOW = '2026-11-20T02:00:00.000Z';
+const UNTIL = '2026-11-20T02:00:40.000Z';
+const CALLBACKS = 20_000;
+const DELIVERED = 15_000;
+
+/** `n` paid orders of LZS, each with its callback queued at NOW, in id order; in slices of 5,000 rows. */
+async function queuedCallbacks(store: EngineStore, n: number): Promise<void> {
+  const slice = (from: number, to: number, row: (i: number) => string) =>
+    Array.from({ length: to - from }, (_, k) => row(from + k)).join(', ');
+  for (let from = 0; from < n; from += 5000) {
+    const to = Math.min(n, from + 5000);
+    await store.write(
+      `INSERT INTO payments (order_no, agency_code, ref_no, amount_sen, email, return_url, status, created_at, updated_at)
+       VALUES ${slice(from, to, (i) => `('P${i}', 'LZS', 'R${i}', 1000, 'payer@example.my', 'https://m.example/cb', 'success', '${NOW}', '${NOW}')`)}`,
+    );
+    await store.write(
+      `INSERT INTO callbacks (id, order_no, agency_code, status, url, fields, created_at, next_attempt_at)
+       VALUES ${slice(from, to, (i) => `(${i + 1}, 'P${i}', 'LZS', 'success', 'https://m.example/cb', '{}', '${NOW}', '${NOW}')`)}`,
+    );
+  }
+}
+
+onBothEngines(
+  'the lease reads the due callbacks, oldest first, even when the statistics say nearly every one is queued',
+  async (_t, store) => {
+    await store.addAgency('LZS');
+    await queuedCallbacks(store, CALLBACKS);
+    await store.write('ANALYZE');
+    // Most of the backlog delivered since the statistics were taken (not analysed again).
+    await store.write(
+      `UPDATE callbacks SET state = 'delivered', next_attempt_at = NULL, finished_at = '${NOW}'
+       WHERE id <= ${DELIVERED}`,
+    );
+    if (store.engine === 'postgresql') {
+      const at = `'${NOW}'::timestamptz`;
+      const literals = [at, '32', `'${UNTIL}'::timestamptz`];
+      const text = LEASE_DUE.text.replace(/\$(\d+)/g, (_m, k: string) => literals[Number(k) - 1]!);
+      const plan = (await store.sql<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`)).map((r) => r['QUERY PLAN']);
+      const shown = plan.join(' | ');
+      assert.ok(
+        plan.some((step) => /Index (Only )?Scan using callbacks_due/.test(step)),
+        `the lease reads callbacks_due: ${shown}`,
+      );
+      assert.doesNotMatch(shown, /Seq Scan on callbacks/, `the lease walks the callbacks: ${shown}`);
+      // The check for an older callback of the order still leased: that order's own index range.
+      assert.match(shown, /Index (Only )?Scan using callbacks_by_order/, `the older-lease check: ${shown}`);
+    }
+    const leased = await store.callbacks.leaseDue(32, NOW, UNTIL);
+    assert.deepEqual(
+      leased.map((l) => l.callback.id),
+      Array.from({ length: 32 }, (_, i) => DELIVERED + 1 + i),
+    );
+    const next = await store.callbacks.leaseDue(32, NOW, UNTIL);
+    assert.equal(next[0]?.callback.id, DELIVERED + 33, 'the next lease takes the next ones');
+  },
+);
