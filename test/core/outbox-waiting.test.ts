@@ -80,30 +80,27 @@ onBothEngines(
   },
 );
 
-onBothEngines(
-  "the look reads the waiting rows through each queue's own index range",
-  async (_t, store) => {
-    await backlog(store, 20_000);
-    const sqlite = store.engine === 'sqlite';
-    const at = sqlite ? `'${NOW.toISOString()}'` : `'${NOW.toISOString()}'::timestamptz`;
-    for (const [name, sql, literals] of [
-      ['look', sqlite ? OUTBOX_PENDING_SQL : PENDING.text, [at, '500', 'NULL']],
-    ] as const) {
-      const plan = await planOf(store, sql, [...literals]);
-      const text = plan.join(' | ');
-      if (store.engine === 'sqlite') {
-        assert.ok(
-          plan.some((s) => s.includes('USING INDEX outbox_waiting (queue=?)')),
-          `${name}: ${text}`,
-        );
-        assert.ok(!plan.some((s) => /^SCAN (outbox|o|w)\b/.test(s)), `${name} scans the outbox: ${text}`);
-      } else {
-        assert.match(text, /outbox_waiting[^|]*\|\s*Index Cond: \(+queue >?= /, `${name}: ${text}`);
-        assert.doesNotMatch(text, /Seq Scan on outbox/, `${name} scans the outbox: ${text}`);
-      }
+onBothEngines("the look reads the waiting rows through each queue's own index range", async (_t, store) => {
+  await backlog(store, 20_000);
+  const sqlite = store.engine === 'sqlite';
+  const at = sqlite ? `'${NOW.toISOString()}'` : `'${NOW.toISOString()}'::timestamptz`;
+  for (const [name, sql, literals] of [
+    ['look', sqlite ? OUTBOX_PENDING_SQL : PENDING.text, [at, '500', 'NULL']],
+  ] as const) {
+    const plan = await planOf(store, sql, [...literals]);
+    const text = plan.join(' | ');
+    if (store.engine === 'sqlite') {
+      assert.ok(
+        plan.some((s) => s.includes('USING INDEX outbox_waiting (queue=?)')),
+        `${name}: ${text}`,
+      );
+      assert.ok(!plan.some((s) => /^SCAN (outbox|o|w)\b/.test(s)), `${name} scans the outbox: ${text}`);
+    } else {
+      assert.match(text, /outbox_waiting[^|]*\|\s*Index Cond: \(+queue >?= /, `${name}: ${text}`);
+      assert.doesNotMatch(text, /Seq Scan on outbox/, `${name} scans the outbox: ${text}`);
     }
-  },
-);
+  }
+});
 
 // Decision 256. Statistics taken while nearly every outbox row waited (a backlog that arrived faster than it
 // drained, then ANALYZE) made the planner read through the primary key and filter: each read then walked
