@@ -91,7 +91,10 @@ async function announceCallbacks(redisUrl: string, queuePrefix: string): Promise
 
 /** Starts `bin/worker.ts` on the store and Redis given; resolves once it says it started. */
 function startWorkerProcess(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/worker.ts'], {
+  // BENCH_WORKER_CPU_PROF=DIR: a .cpuprofile of each worker process, written when it stops.
+  const profile = process.env.BENCH_WORKER_CPU_PROF;
+  const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'bin/worker.ts'], {
     cwd: REPO,
     env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
