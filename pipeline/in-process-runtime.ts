@@ -79,7 +79,8 @@ export function createInProcessRuntime(
       prunedAt = Date.now();
       await pruner.pass(deps.clock.now());
     }
-    const rows = await deps.store.outbox.pending(ROWS_PER_LOOK, deps.clock.now());
+    // The callbacks run from their own rows: an outbox row of theirs is an earlier release's, to be retired.
+    const rows = await deps.store.outbox.pending(ROWS_PER_LOOK, deps.clock.now(), CALLBACK_QUEUE);
     for (const [queue, queueRows] of byQueue(rows)) {
       if (busyQueues.has(queue)) continue;
       const width = jobFor(queue)?.concurrency ?? 1;

@@ -9,7 +9,8 @@ import { afterFailure, type RetryPolicy } from './retry.ts';
 /**
  * Runs an outbox row's job in this process and records the outcome: the row completed (in the job's own
  * last write, or marked sent here), or the failure with the row's next try under `policy`. Used wherever
- * jobs run straight from the outbox: the in-process runtime, and the queue Redis-mode workers lease.
+ * jobs run straight from the outbox: the in-process runtime (the callbacks run from their own rows:
+ * callbacks/queue.ts).
  * Rejects only when the store cannot record the outcome.
  */
 export async function runOutboxRow(
@@ -25,7 +26,7 @@ export async function runOutboxRow(
     const outcome = await runJob(job, JSON.parse(row.payload) as unknown, deps, {
       completes: { sent: row.id },
     });
-    // A job that completed its row in its own write (a callback's finish) needs no second write.
+    // A job that completed its row in its own write (a ledger append, a normalise) needs no second write.
     if (!outcome?.outboxCompleted) await deps.store.outbox.markSent(row.id, now());
   } catch (err) {
     const attempts = row.attempts + 1;

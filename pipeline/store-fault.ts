@@ -3,7 +3,7 @@ import type { Logger } from '../core/logger.ts';
 
 /**
  * A store that cannot write (a full disk, an I/O error, a lock held too long), as seen by what runs jobs
- * straight from the outbox: the in-process runtime and the leased queue. Recording a failed attempt fails
+ * straight from the store: the in-process runtime and the callbacks' queue. Recording a failed attempt fails
  * too then, so without this they would retry at once, for ever: they back off instead (doubling, capped),
  * and log the condition once per interval, not per attempt.
  */

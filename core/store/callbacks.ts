@@ -21,10 +21,11 @@ export interface CallbackAttempt {
   responsePrefix: string;
 }
 
-/** A leased callback and the key to sign it with (undefined for a legacy agency without one). */
+/** A leased callback, the key to sign it with (undefined for a legacy agency without one), and the lease's end. */
 export interface CallbackLease {
   callback: CallbackRow;
   apiKey: string | undefined;
+  leaseUntil: string;
 }
 
 /** After an attempt: finished in a final state, or tried again at a time (the callback's next_attempt_at). */
@@ -46,11 +47,17 @@ export interface CallbacksRepository {
   leaseDue(limit: number, now: string, leaseUntil: string): Promise<CallbackLease[]>;
 
   /**
-   * Records an attempt and its verdict in one transaction, and ends the lease. A retry keeps the state (a
-   * callback superseded meanwhile stays superseded) and sets when it is due again. Finishes that arrive within
-   * a few milliseconds of each other may share a commit; each resolves after its commit.
+   * Records an attempt and its verdict in one transaction, and ends the lease `leaseUntil` names: a lease
+   * taken since by another process (this one's ran out) is left to it. A retry keeps the state (a callback
+   * superseded meanwhile stays superseded) and sets when it is due again. Finishes that arrive within a few
+   * milliseconds of each other may share a commit; each resolves after its commit.
    */
-  finishAttempt(id: number, attempt: CallbackAttempt, verdict: AttemptVerdict): Promise<void>;
+  finishAttempt(
+    id: number,
+    attempt: CallbackAttempt,
+    verdict: AttemptVerdict,
+    leaseUntil?: string,
+  ): Promise<void>;
 
   /** Sends an order's latest callback again, as a new callback (the old one keeps its history). */
   redeliver(orderNo: string, at: string): Promise<number | undefined>;

@@ -10,7 +10,7 @@ export interface Linger {
 
 /**
  * Deliveries are answered one by one, so without a wait each lease and finish would commit alone; 2 ms,
- * or the callback job's 32 at once, gathered most of a wave in measurements (decision 176).
+ * or the 32 deliveries a process runs at once, gathered most of a wave in measurements (decision 176).
  */
 export const DELIVERY_LINGER: Linger = { lingerMs: 2, upTo: 32 };
 

@@ -71,9 +71,10 @@ export interface OutboxRepository {
 
   /**
    * Rows not yet handed over, oldest first, at most `limitPerQueue` of each queue (so one queue's
-   * backlog never hides another's work), skipping failed rows and those waiting for a retry.
+   * backlog never hides another's work), skipping failed rows and those waiting for a retry; none of
+   * queue `except` (the callbacks', an earlier release's: decision 264).
    */
-  pending(limitPerQueue: number, now: Date): Promise<OutboxRow[]>;
+  pending(limitPerQueue: number, now: Date, except?: string): Promise<OutboxRow[]>;
 
   /**
    * Redis mode: takes the rows `pending` would return that no other relay holds, hands them to `send`, and

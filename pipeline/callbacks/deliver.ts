@@ -8,22 +8,45 @@ import { nextAttemptAt } from './schedule.ts';
 /** Deliveries at once per process: they wait on merchants' servers, not on this process. */
 export const CALLBACK_CONCURRENCY = 32;
 
+/** What an attempt needs of its lease beyond the callback timeout: its finish, and clocks a little apart. */
+export const LEASE_MARGIN_MS = 5000;
+
 /**
  * One delivery attempt of a leased direct callback (section 6): the fields signed with the agency's key read
  * with the lease (5.3, callback rule), POSTed form-encoded by the SSRF-safe client. Any 2xx acknowledges; 410
  * stops; any other answer or failure is tried again on the schedule (the callback's next_attempt_at), and
  * given up (dead) past the horizon; an address the SSRF policy refuses is dead at once. Every attempt is
  * recorded (the answer's excerpt only when not 2xx), and carries the callback's stable id (at-least-once
- * delivery: a crash after the merchant answered sends it again). Rejects only when the store cannot record
- * the attempt: the lease then runs out and the callback is leased again.
+ * delivery: a crash after the merchant answered sends it again). A lease with too little time left for a
+ * whole attempt (it waited too long in this process) is not used: another process may take the callback once
+ * it ends, and two attempts at once could reach the merchant out of order. A callback that cannot be sent at
+ * all (its stored fields unreadable) is given up at once, with the reason as its attempt. Rejects only when
+ * the store cannot record the attempt: the lease then runs out and the callback is leased again.
  */
-export async function deliverCallback(deps: Deps, lease: CallbackLease): Promise<void> {
+export async function deliverCallback(
+  deps: Deps,
+  lease: CallbackLease,
+): Promise<'attempted' | 'lease ran out'> {
   const { callback } = lease;
   const id = callback.id;
   const started = deps.clock.now();
-  // The row id is the callback's id: the same on every attempt, so the merchant can deduplicate on it.
-  const fields = withCallbackId(JSON.parse(callback.fields) as Record<string, string>, String(id));
-  const body = signedBody(lease.apiKey, fields);
+  const attemptMs = deps.config.callbacks.timeoutMs + LEASE_MARGIN_MS;
+  if (started.getTime() + attemptMs > Date.parse(lease.leaseUntil)) return 'lease ran out';
+  let body: string;
+  try {
+    // The row id is the callback's id: the same on every attempt, so the merchant can deduplicate on it.
+    const fields = withCallbackId(JSON.parse(callback.fields) as Record<string, string>, String(id));
+    body = signedBody(lease.apiKey, fields);
+  } catch (err) {
+    const error = `the callback cannot be built: ${(err as Error).message}`.slice(0, 500);
+    const attempt = { at: started.toISOString(), statusCode: null, latencyMs: 0, error, responsePrefix: '' };
+    await deps.store.callbacks.finishAttempt(id, attempt, { state: 'dead' }, lease.leaseUntil);
+    scalarLines(deps.logger).warn(
+      { order_no: callback.orderNo, callback_id: id, error },
+      'callback given up',
+    );
+    return 'attempted';
+  }
   const result = await deps.callbacks.postForm(callback.url, body, { [CALLBACK_ID_HEADER]: String(id) });
   const finished = deps.clock.now();
   const code = result.statusCode;
@@ -47,6 +70,7 @@ export async function deliverCallback(deps: Deps, lease: CallbackLease): Promise
       responsePrefix: verdict.state === 'delivered' ? '' : result.responsePrefix,
     },
     verdict,
+    lease.leaseUntil,
   );
   // A line per delivery, of scalars only (no field a redaction path names): written without redaction.
   const lines = scalarLines(deps.logger);
@@ -59,6 +83,7 @@ export async function deliverCallback(deps: Deps, lease: CallbackLease): Promise
   };
   if (verdict.state === 'delivered') lines.info(log, 'callback delivered');
   else lines.warn({ ...log, error: result.error }, 'callback not acknowledged');
+  return 'attempted';
 }
 
 /**

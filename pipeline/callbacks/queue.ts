@@ -4,16 +4,17 @@ import { CALLBACK_QUEUE } from '../../core/queues.ts';
 import type { QueueCounts } from '../runtime.ts';
 import { WAKE_GAP_MS } from '../poller.ts';
 import { createStoreFault } from '../store-fault.ts';
-import { CALLBACK_CONCURRENCY, deliverCallback } from './deliver.ts';
+import { CALLBACK_CONCURRENCY, LEASE_MARGIN_MS, deliverCallback } from './deliver.ts';
 
 export interface CallbackQueueOptions {
   /** How often the callbacks are looked at when nothing is due. */
   pollMs: number;
   /**
-   * How long a leased callback is held (default: twice the callback timeout and 5 s). Longer than a callback
-   * can wait here and then be delivered: this holds at most twice its concurrency, so a callback waits for
-   * at most one delivery before its own. When a process dies, its callbacks are leased again this long after
-   * it leased them; a delivery whose attempt could not be recorded (the store failed) is tried again then.
+   * How long a leased callback is held (default: twice the callback timeout and 5 s). This holds at most
+   * twice its concurrency, so a callback waits for about one delivery before its own; one that waited so long
+   * that its lease could end during its attempt is not sent (deliver.ts), and is leased again once its lease
+   * has ended. When a process dies, its callbacks are leased again this long after it leased them; a delivery
+   * whose attempt could not be recorded (the store failed) is tried again then.
    */
   leaseMs?: number;
 }
@@ -30,7 +31,7 @@ const RETIRE_EVERY_MS = 60_000;
  */
 export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
   const { pollMs } = options;
-  const leaseMs = options.leaseMs ?? 2 * (deps.config.callbacks.timeoutMs + 5000);
+  const leaseMs = options.leaseMs ?? 2 * (deps.config.callbacks.timeoutMs + LEASE_MARGIN_MS);
   const queue = CALLBACK_QUEUE;
   const log = deps.logger.child({ component: 'callback-queue' });
   const width = CALLBACK_CONCURRENCY;
@@ -73,9 +74,13 @@ export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
     timer = setTimeout(poke, at - Date.now());
   }
 
-  /** Starts leased callbacks while a lane is free. On stop too: they are this process's until their lease ends. */
+  /**
+   * Starts leased callbacks while a lane is free. On stop too: they are this process's until their lease ends.
+   * Not while the store cannot write: an attempt it could not record would be made again by whoever leases
+   * the callback next.
+   */
   function pump(): void {
-    while (inFlight < width && buffer.length > 0) {
+    while (inFlight < width && buffer.length > 0 && storeFault.waitMs() === 0) {
       const lease = buffer.shift()!;
       inFlight += 1;
       void deliverCallback(deps, lease)
@@ -99,6 +104,7 @@ export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
 
   /** Leases callbacks once half of what it may hold is free; returns how many. */
   async function leaseMore(): Promise<number> {
+    pump(); // what waited for the store to write again
     if (storeFault.waitMs() > 0 || held() > width) return 0;
     const now = deps.clock.now();
     // Outbox rows of callbacks written by an earlier release during a rolling upgrade: nothing runs them now.
@@ -138,8 +144,14 @@ export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
     }
   }
 
-  const idle = () =>
-    held() === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
+  /**
+   * Resolves once nothing is held. While the store cannot write, the leased callbacks not started are let go
+   * rather than waited for: they are leased again when their lease ends.
+   */
+  const idle = () => {
+    if (storeFault.waitMs() > 0) buffer.length = 0;
+    return held() === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
+  };
 
   return {
     queue,
@@ -165,27 +177,21 @@ export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
       }
     },
     async counts(): Promise<QueueCounts> {
-      const [backlog, counts] = await Promise.all([
-        deps.store.ops.outboxBacklog(),
-        deps.store.ops.callbackCounts(),
-      ]);
+      const backlog = await deps.store.ops.outboxBacklog();
       const waiting = backlog.find((b) => b.queue === queue)?.waiting ?? 0;
-      const finished = counts.filter((c) => FINISHED.has(c.state)).reduce((n, c) => n + c.count, 0);
       return {
         queue,
         // Leased callbacks not yet being delivered wait too: their attempt has not been made.
         waiting: Math.max(0, waiting - inFlight),
         active: inFlight,
         delayed: 0,
-        // A callback never fails as a job: given up, it is dead (`amil callbacks list --failed`).
+        // A callback never fails or completes as a job: given up, it is dead (`amil callbacks list --failed`);
+        // delivered, it is counted by the dashboard and `amil_callbacks`.
         failed: 0,
-        completed: finished,
+        completed: 0,
       };
     },
   };
 }
-
-/** The states of a callback whose delivery is over: the queue board's completed. */
-const FINISHED = new Set(['delivered', 'gone', 'dead']);
 
 export type CallbackQueue = ReturnType<typeof createCallbackQueue>;

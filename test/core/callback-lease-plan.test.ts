@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { onBothEngines, type EngineStore } from '../support/engines.ts';
 import { LEASE_DUE } from '../../core/store/pg/callbacks.ts';
+import { CALLBACKS_WAITING } from '../../core/store/pg/ops.ts';
 
 const NOW = '2026-11-20T02:00:00.000Z';
 const UNTIL = '2026-11-20T02:00:40.000Z';
@@ -53,6 +54,11 @@ onBothEngines(
         `the lease reads callbacks_due: ${shown}`,
       );
       assert.doesNotMatch(shown, /Seq Scan on callbacks/, `the lease walks the callbacks: ${shown}`);
+      // The callbacks' line of the metrics, read at every scrape: callbacks_due, never the table.
+      const waiting = (await store.sql<{ 'QUERY PLAN': string }>(`EXPLAIN ${CALLBACKS_WAITING.text}`))
+        .map((r) => r['QUERY PLAN'])
+        .join(' | ');
+      assert.doesNotMatch(waiting, /Seq Scan on callbacks/, `the scrape walks the callbacks: ${waiting}`);
       // The check for an older callback of the order still leased: that order's own index range.
       assert.match(shown, /Index (Only )?Scan using callbacks_by_order/, `the older-lease check: ${shown}`);
     }

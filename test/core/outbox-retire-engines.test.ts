@@ -1,8 +1,8 @@
 /**
  * The callbacks' outbox rows after decision 264: a callback is leased from its own row, so an outbox row of
  * the callbacks queue is an earlier release's (written during a rolling upgrade). A relay never hands one
- * to Redis, and the lease loop retires them (sent and done, the failed ones too), through each one's own
- * index range; the other queues' rows are untouched.
+ * to Redis, and the lease loop retires them (waiting, failed, or handed to Redis long ago and never done);
+ * the other queues' rows are untouched.
  */
 import assert from 'node:assert/strict';
 import { onBothEngines } from '../support/engines.ts';
@@ -36,7 +36,15 @@ onBothEngines(
     const second = rows.find((r) => r.jobId === 'callback:2:0')!;
     await store.outbox.markAttemptFailed(second.id, 'past its horizon', NOW, UNTIL, true);
     await store.outbox.markFailedForGood('receipt.AM1', 'bad payload', NOW);
-    assert.equal(await store.outbox.retireQueue('callbacks', AFTER), 2);
+    // One handed to Redis by a release before decision 218, never done.
+    await store.outbox.enqueue('callbacks', 'callback:3:0', { callbackId: 3 }, NOW);
+    const third = (await store.outbox.pending(10, NOW)).find((r) => r.jobId === 'callback:3:0')!;
+    await store.outbox.markSentMany([third.id], NOW);
+    const unfinishedCallbacks = async () =>
+      (await store.outbox.unfinished(AFTER, 10)).filter((r) => r.queue === 'callbacks');
+    assert.equal((await unfinishedCallbacks()).length, 1);
+    assert.equal(await store.outbox.retireQueue('callbacks', AFTER), 3);
+    assert.deepEqual(await unfinishedCallbacks(), [], 'nothing left for the reconciler');
     assert.deepEqual(await store.outbox.pending(10, AFTER), [], 'no callback row waits');
     const failed = await store.outbox.failed();
     assert.deepEqual(

@@ -56,10 +56,16 @@ onBothEngines(
     await store.addAgency('LZS');
     const ids = await paidOrders(store, 32);
     const before = store.engine === 'postgresql' ? await nextXid(store) : 0;
-    // Eight processes asking at once, 8 each: 64 asked for, 32 due.
-    const leases = await Promise.all(
-      Array.from({ length: 8 }, () => store.callbacks.leaseDue(8, LATER, LEASE)),
+    const first = await store.callbacks.leaseDue(8, LATER, LEASE);
+    if (store.engine === 'postgresql') {
+      const statements = (await nextXid(store)) - before;
+      assert.ok(statements <= 1, `${statements} writing statements for one lease of 8`);
+    }
+    // Seven more processes asking at once, 8 each: 64 asked for in all, 32 due.
+    const rest = await Promise.all(
+      Array.from({ length: 7 }, () => store.callbacks.leaseDue(8, LATER, LEASE)),
     );
+    const leases = [first, ...rest];
     assert.deepEqual(leasedIds(leases), ids, 'every callback leased, none twice');
     for (const { callback, apiKey } of leases.flat()) {
       assert.equal(apiKey, 'key-LZS');
@@ -67,10 +73,6 @@ onBothEngines(
       assert.equal(callback.state, 'queued');
       assert.equal(callback.attempts, 0);
       assert.deepEqual(JSON.parse(callback.fields), { orderNo: callback.orderNo, status: 'success' });
-    }
-    if (store.engine === 'postgresql') {
-      const statements = (await nextXid(store)) - before;
-      assert.ok(statements <= 8, `${statements} writing statements for 8 leases`);
     }
     const [leased] = await store.sql<{ n: number }>(
       `SELECT count(*) AS n FROM callbacks WHERE lease_until = '${LEASE}'`,
@@ -280,5 +282,35 @@ forEachEngine(
     // The even orders' older callbacks are still leased (in flight): their newer ones must wait.
     const expected = ids.filter((_, i) => i % 2 === 1).sort((a, b) => a - b);
     assert.deepEqual(leasedIds(leases), expected);
+  },
+);
+
+onBothEngines(
+  'a finish whose lease ran out records its attempt and leaves the lease another process took since',
+  async (_t, store) => {
+    await store.addAgency('LZS');
+    const [id] = await paidOrders(store, 1);
+    const [first] = await store.callbacks.leaseDue(1, LATER, LEASE);
+    // Its lease (to 02:06) ran out during the attempt; another process leased the callback again.
+    const [second] = await store.callbacks.leaseDue(1, LEASE, '2026-11-20T02:08:00.000Z');
+    assert.equal(second?.callback.id, id);
+    const failing = { ...DELIVERED, statusCode: 500, responsePrefix: 'down' };
+    await store.callbacks.finishAttempt(
+      id!,
+      failing,
+      { state: 'queued', nextAttemptAt: '2026-11-20T02:30:00.000Z' },
+      first!.leaseUntil,
+    );
+    const [row] = await store.sql<{ lease: string; attempts: number }>(
+      `SELECT lease_until AS lease, attempts FROM callbacks WHERE id = ${id}`,
+    );
+    assert.equal(Number(row!.attempts), 1, 'the attempt is recorded');
+    assert.equal(new Date(row!.lease).toISOString(), '2026-11-20T02:08:00.000Z', "the other's lease stands");
+    // The other process's finish ends its own lease.
+    await store.callbacks.finishAttempt(id!, DELIVERED, { state: 'delivered' }, second!.leaseUntil);
+    const [after] = await store.sql<{ lease: string | null; state: string }>(
+      `SELECT lease_until AS lease, state FROM callbacks WHERE id = ${id}`,
+    );
+    assert.deepEqual([after!.lease, after!.state], [null, 'delivered']);
   },
 );

@@ -62,17 +62,20 @@ export const LEASE_DUE = statement(
 );
 // The finishes of a batch in one statement (decision 195): each one's attempt, and its callback's state and
 // lease (a retry keeps the state, so a callback superseded meanwhile stays superseded, and sets when it is
-// due again). One statement is one transaction: all of it or nothing.
+// due again; the lease is ended only if it is still the one this attempt held). One statement is one
+// transaction: all of it or nothing.
 const FINISH = statement(
   `WITH v AS (
      SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::integer[], $4::integer[], $5::text[], $6::text[],
-       $7::text[], $8::timestamptz[])
-       AS v(id, at, status_code, latency_ms, error, response_prefix, verdict, next_at)
+       $7::text[], $8::timestamptz[], $9::timestamptz[])
+       AS v(id, at, status_code, latency_ms, error, response_prefix, verdict, next_at, lease_until)
    ), attempts AS (
      INSERT INTO callback_attempts (callback_id, at, status_code, latency_ms, error, response_prefix)
      SELECT id, at, status_code, latency_ms, error, response_prefix FROM v
    ), updated AS (
-     UPDATE callbacks c SET attempts = c.attempts + 1, lease_until = NULL,
+     UPDATE callbacks c SET attempts = c.attempts + 1,
+       lease_until = CASE WHEN v.lease_until IS NULL OR c.lease_until = v.lease_until THEN NULL
+                          ELSE c.lease_until END,
        next_attempt_at = CASE WHEN v.verdict = 'queued' THEN v.next_at END,
        state = CASE WHEN v.verdict = 'queued' THEN c.state
                     WHEN c.state = 'queued' OR v.verdict = 'delivered' THEN v.verdict ELSE c.state END,
@@ -138,6 +141,7 @@ interface Finish {
   id: number;
   attempt: CallbackAttempt;
   verdict: AttemptVerdict;
+  leaseUntil: string | undefined;
 }
 
 /** Finishes run at once per process; the rest wait and join the next batch. */
@@ -145,7 +149,7 @@ const BATCHES_IN_FLIGHT = 3;
 /** At most this many finishes in one statement (a worker delivers 32 callbacks at once). */
 const MAX_BATCH = 64;
 
-/** Runs `fn` again after a deadlock or serialization failure (two claimants locking one order's rows in turn). */
+/** Runs `fn` again after a deadlock or serialization failure. */
 async function retried<T>(fn: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
@@ -159,8 +163,9 @@ async function retried<T>(fn: () => Promise<T>): Promise<T> {
 
 /** The finishes of a batch: one statement (a callback finished twice in one batch is not batched). */
 async function finishBatch(db: PgDb, finishes: readonly Finish[]): Promise<void[]> {
-  // One UPDATE cannot change a row twice: a batch holding one callback twice (never in practice: the lease
-  // is held until the finish) fails, and its items run again one by one (micro-batch.ts).
+  // One UPDATE cannot change a row twice: a batch holding one callback twice (two attempts of one callback
+  // finishing together: only when a lease ran out during its attempt) fails, and its items run again one by
+  // one (micro-batch.ts).
   if (new Set(finishes.map((f) => f.id)).size < finishes.length)
     throw new Error('a callback twice in one batch');
   const retry = (f: Finish) => (f.verdict.state === 'queued' ? f.verdict : undefined);
@@ -174,6 +179,7 @@ async function finishBatch(db: PgDb, finishes: readonly Finish[]): Promise<void[
       finishes.map((f) => f.attempt.responsePrefix),
       finishes.map((f) => f.verdict.state),
       finishes.map((f) => retry(f)?.nextAttemptAt ?? null),
+      finishes.map((f) => f.leaseUntil ?? null),
     ]),
   );
   return finishes.map(() => undefined);
@@ -218,11 +224,12 @@ export function pgCallbacks(db: PgDb): CallbacksRepository {
       return rows.map(({ apiKey, ...callback }): CallbackLease => ({
         callback,
         apiKey: apiKey ?? undefined,
+        leaseUntil,
       }));
     },
 
-    async finishAttempt(id, attempt, verdict) {
-      await finish({ id, attempt, verdict });
+    async finishAttempt(id, attempt, verdict, leaseUntil) {
+      await finish({ id, attempt, verdict, leaseUntil });
     },
 
     async redeliver(orderNo, at) {

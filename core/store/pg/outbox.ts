@@ -110,8 +110,8 @@ export function pgOutbox(db: PgDb): OutboxRepository {
       await writeOutbox(db, queue, jobId, payload, now.toISOString());
     },
 
-    async pending(limitPerQueue, now) {
-      return db.rows<OutboxRow>(PENDING, [now.toISOString(), limitPerQueue, null]);
+    async pending(limitPerQueue, now, except) {
+      return db.rows<OutboxRow>(PENDING, [now.toISOString(), limitPerQueue, except ?? null]);
     },
 
     async handOver(limitPerQueue, now, send, except) {
@@ -171,7 +171,13 @@ export function pgOutbox(db: PgDb): OutboxRepository {
            WHERE queue = $2 AND sent_at IS NULL AND ${rows}`,
           [now.toISOString(), queue],
         );
-      return (await retire('failed_at IS NULL')) + (await retire('failed_at IS NOT NULL'));
+      // Handed to Redis by a release before decision 218 and never done: nothing runs them any more.
+      const unfinished = await db.run(
+        `UPDATE outbox SET done_at = $1 WHERE queue = $2 AND sent_at IS NOT NULL AND done_at IS NULL
+           AND failed_at IS NULL`,
+        [now.toISOString(), queue],
+      );
+      return (await retire('failed_at IS NULL')) + (await retire('failed_at IS NOT NULL')) + unfinished;
     },
 
     async redriveDue(now, queue) {

@@ -65,13 +65,16 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
     `INSERT INTO callback_attempts (callback_id, at, status_code, latency_ms, error, response_prefix)
      VALUES (?, ?, ?, ?, ?, ?)`,
   );
-  const scheduleRetry = db.prepare<[string, number]>(
-    `UPDATE callbacks SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = ? WHERE id = ?`,
+  // The lease is ended only if it is still the one this attempt held (@lease; null: whatever it is).
+  const endLease = `lease_until = CASE WHEN @lease IS NULL OR lease_until = @lease THEN NULL ELSE lease_until END`;
+  const scheduleRetry = db.prepare<{ next: string; lease: string | null; id: number }>(
+    `UPDATE callbacks SET attempts = attempts + 1, ${endLease}, next_attempt_at = @next WHERE id = @id`,
   );
-  const finish = db.prepare<[string, string, string, number]>(
-    `UPDATE callbacks SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = NULL,
-       state = CASE WHEN state = 'queued' OR ? = 'delivered' THEN ? ELSE state END, finished_at = ?
-     WHERE id = ?`,
+  const finish = db.prepare<{ verdict: string; at: string; lease: string | null; id: number }>(
+    `UPDATE callbacks SET attempts = attempts + 1, ${endLease}, next_attempt_at = NULL,
+       state = CASE WHEN state = 'queued' OR @verdict = 'delivered' THEN @verdict ELSE state END,
+       finished_at = @at
+     WHERE id = @id`,
   );
 
   return {
@@ -81,13 +84,19 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
         for (const { id } of due.all({ now, limit })) {
           setLease.run(leaseUntil, id);
           const { apiKey, ...callback } = callbackById.get(id)!;
-          leases.push({ callback, apiKey: apiKey ?? undefined });
+          leases.push({ callback, apiKey: apiKey ?? undefined, leaseUntil });
         }
         return leases;
       }, DELIVERY_LINGER);
     },
 
-    async finishAttempt(id: number, attempt: CallbackAttempt, verdict: AttemptVerdict): Promise<void> {
+    async finishAttempt(
+      id: number,
+      attempt: CallbackAttempt,
+      verdict: AttemptVerdict,
+      leaseUntil?: string,
+    ): Promise<void> {
+      const lease = leaseUntil ?? null;
       await inGroup(() => {
         insertAttempt.run(
           id,
@@ -99,8 +108,8 @@ export function sqliteCallbacks(db: Db): CallbacksRepository {
         );
         // A retry keeps the state: a callback superseded meanwhile stays superseded (the newer one carries
         // the news), and is no longer in the line of due callbacks.
-        if (verdict.state === 'queued') scheduleRetry.run(verdict.nextAttemptAt, id);
-        else finish.run(verdict.state, verdict.state, attempt.at, id);
+        if (verdict.state === 'queued') scheduleRetry.run({ next: verdict.nextAttemptAt, lease, id });
+        else finish.run({ verdict: verdict.state, at: attempt.at, lease, id });
       }, DELIVERY_LINGER);
     },
 

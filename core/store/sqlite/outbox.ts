@@ -118,8 +118,8 @@ export function sqliteOutbox(db: Db): OutboxRepository {
      * Rows not yet handed over, oldest first, at most `limitPerQueue` of each queue (so one queue's
      * backlog never hides another's work), skipping failed rows and those waiting for a retry.
      */
-    async pending(limitPerQueue: number, now: Date): Promise<OutboxRow[]> {
-      return selectPending.all(now.toISOString(), limitPerQueue, null);
+    async pending(limitPerQueue: number, now: Date, except?: string): Promise<OutboxRow[]> {
+      return selectPending.all(now.toISOString(), limitPerQueue, except ?? null);
     },
 
     async handOver(limitPerQueue, now, send, except) {
@@ -212,7 +212,18 @@ export function sqliteOutbox(db: Db): OutboxRepository {
              WHERE queue = ? AND sent_at IS NULL AND ${rows}`,
           )
           .run(at, at, queue).changes;
-      return inGroup(() => retire('failed_at IS NULL') + retire('failed_at IS NOT NULL'));
+      return inGroup(
+        () =>
+          retire('failed_at IS NULL') +
+          retire('failed_at IS NOT NULL') +
+          // Handed to Redis by a release before decision 218 and never done: nothing runs them any more.
+          db
+            .prepare(
+              `UPDATE outbox SET done_at = ? WHERE queue = ? AND sent_at IS NOT NULL AND done_at IS NULL
+                 AND failed_at IS NULL`,
+            )
+            .run(at, queue).changes,
+      );
     },
 
     async redriveDue(now: Date, queue?: string): Promise<number> {

@@ -4,10 +4,8 @@
 -- queued callbacks, by when they are due.
 CREATE INDEX callbacks_due ON callbacks (next_attempt_at, id) WHERE state = 'queued';
 
--- The callbacks' outbox rows not sent (first attempts, retries and deferrals waiting, or failed) are done:
--- each queued callback's own row says when it is due (a retry's next_attempt_at is its row's time). One
--- whose row had failed is leased again (past its retry horizon, one more attempt, then dead).
+-- A queued callback is due at its next_attempt_at (every release has set it; this covers any that did not).
+-- The callbacks' outbox rows are left as they are: during a rolling upgrade the release before still leases
+-- them (both releases take the lease on the callback's own row, so neither delivers a callback the other
+-- is delivering), and the new release's lease loop retires them once a minute (decision 264).
 UPDATE callbacks SET next_attempt_at = created_at WHERE state = 'queued' AND next_attempt_at IS NULL;
-UPDATE outbox SET sent_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), done_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
-  last_error = NULL, failed_at = NULL
-  WHERE queue = 'callbacks' AND sent_at IS NULL;
