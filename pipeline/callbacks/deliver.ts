@@ -38,7 +38,8 @@ export async function deliverCallback(
     const fields = withCallbackId(JSON.parse(callback.fields) as Record<string, string>, String(id));
     body = signedBody(lease.apiKey, fields);
   } catch (err) {
-    const error = `the callback cannot be built: ${(err as Error).message}`.slice(0, 500);
+    // The error's name only: a parser's message quotes the text it read, the payer's fields.
+    const error = `the callback cannot be built: ${(err as Error).name}`;
     const attempt = { at: started.toISOString(), statusCode: null, latencyMs: 0, error, responsePrefix: '' };
     await deps.store.callbacks.finishAttempt(id, attempt, { state: 'dead' }, lease.leaseUntil);
     scalarLines(deps.logger).warn(
