@@ -185,8 +185,8 @@ export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
         waiting: Math.max(0, waiting - inFlight),
         active: inFlight,
         delayed: 0,
-        // A callback never fails or completes as a job: given up, it is dead (`amil callbacks list --failed`);
-        // delivered, it is counted by the dashboard and `amil_callbacks`.
+        // A callback never fails or completes as a job: given up, it is dead (`amil callbacks list --failed`,
+        // `amil_callbacks`); delivered, it shows on the dashboard.
         failed: 0,
         completed: 0,
       };
