@@ -1,3 +1,5 @@
+import { CALLBACK_QUEUE } from '../queues.ts';
+
 /** Outbox rows of one queue not yet handed over (or failed for good), and how old the oldest waiting is. */
 export interface OutboxBacklog {
   queue: string;
@@ -5,6 +7,20 @@ export interface OutboxBacklog {
   failed: number;
   /** created_at of the oldest waiting row; null when none waits. */
   oldestWaitingAt: string | null;
+}
+
+/**
+ * The callbacks' line of the backlog, from the queued callbacks (decision 264: their own rows are their
+ * queue, an outbox row of theirs is an earlier release's): every queued one waits, none fails as a job, and
+ * the oldest is the earliest due, so its age is how late the most overdue callback is (a retry due later is 0).
+ */
+export function callbacksBacklog(queued: { n: number; oldest: string | null } | undefined): OutboxBacklog {
+  return {
+    queue: CALLBACK_QUEUE,
+    waiting: queued?.n ?? 0,
+    failed: 0,
+    oldestWaitingAt: queued?.oldest ?? null,
+  };
 }
 
 /** Callbacks of one state whose attempt count falls in one bucket. */

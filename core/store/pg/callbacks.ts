@@ -218,9 +218,12 @@ export function pgCallbacks(db: PgDb): CallbacksRepository {
   const finish = microBatcher<Finish, void>((finishes) => finishBatch(db, finishes), batching);
   return {
     async leaseDue(limit, now, leaseUntil) {
-      const rows = await retried(() =>
-        db.rows<CallbackRow & { apiKey: string | null }>(LEASE_DUE, [now, limit, leaseUntil]),
-      );
+      // No retry on deadlock here: the lease skips locked rows and never waits for one.
+      const rows = await db.rows<CallbackRow & { apiKey: string | null }>(LEASE_DUE, [
+        now,
+        limit,
+        leaseUntil,
+      ]);
       return rows.map(({ apiKey, ...callback }): CallbackLease => ({
         callback,
         apiKey: apiKey ?? undefined,

@@ -3,9 +3,15 @@
  * indexed counts the metrics read at each scrape.
  */
 import { TEST_SINK } from '../ledger.ts';
-import { CALLBACK_QUEUE } from '../../queues.ts';
 import { statement, type PgDb } from './pool.ts';
-import type { CallbackCount, OpsRepository, OutboxBacklog, ReconHealth, UnledgeredVersions } from '../ops.ts';
+import {
+  callbacksBacklog,
+  type CallbackCount,
+  type OpsRepository,
+  type OutboxBacklog,
+  type ReconHealth,
+  type UnledgeredVersions,
+} from '../ops.ts';
 
 const BEAT = statement('UPDATE health_heartbeat SET beat = beat + 1, at = $1 WHERE id = 1');
 const SERVER_CLOCK = statement(`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms`);
@@ -14,9 +20,8 @@ const WAITING = statement(
   `SELECT queue, count(*) AS n, min(created_at) AS oldest FROM outbox
    WHERE sent_at IS NULL AND failed_at IS NULL GROUP BY queue`,
 );
-// The callbacks' line (decision 264): their own rows are their queue. Waiting: every queued callback; the
-// oldest: the earliest due, so its age is how late the most overdue callback is (a retry due later is 0).
-// Read in callbacks_due's order, which only that index gives without a sort: a plain count was read by a
+// The callbacks' line (decision 264, callbacksBacklog): every queued callback, and the earliest due. Read in
+// callbacks_due's order, which only that index gives without a sort: a plain count was read by a
 // walk of the whole table when the statistics were taken while nearly every callback was queued (the plan
 // test). Exported for the plan test.
 export const CALLBACKS_WAITING = statement(
@@ -80,13 +85,8 @@ export function pgOps(db: PgDb): OpsRepository {
       ]);
       for (const w of waiting) Object.assign(of(w.queue), { waiting: w.n, oldestWaitingAt: w.oldest });
       for (const f of failed) of(f.queue).failed = f.n;
-      // An outbox row of a callback is an earlier release's, retired by the workers: the callbacks count.
-      byQueue.set(CALLBACK_QUEUE, {
-        queue: CALLBACK_QUEUE,
-        waiting: callbacks?.n ?? 0,
-        failed: 0,
-        oldestWaitingAt: callbacks?.oldest ?? null,
-      });
+      const line = callbacksBacklog(callbacks);
+      byQueue.set(line.queue, line);
       return [...byQueue.values()].sort((a, b) => a.queue.localeCompare(b.queue));
     },
 

@@ -1,8 +1,14 @@
 import type { Db } from './db.ts';
 import { groupCommitter } from './group-commit.ts';
 import { TEST_SINK } from '../ledger.ts';
-import { CALLBACK_QUEUE } from '../../queues.ts';
-import type { CallbackCount, OpsRepository, OutboxBacklog, ReconHealth, UnledgeredVersions } from '../ops.ts';
+import {
+  callbacksBacklog,
+  type CallbackCount,
+  type OpsRepository,
+  type OutboxBacklog,
+  type ReconHealth,
+  type UnledgeredVersions,
+} from '../ops.ts';
 
 /**
  * The callbacks an operator acts on, by state and attempts made: those still queued (failing ones retry) and
@@ -26,8 +32,7 @@ export function sqliteOps(db: Db): OpsRepository {
     `SELECT queue, count(*) AS n, min(created_at) AS oldest FROM outbox
      WHERE sent_at IS NULL AND failed_at IS NULL GROUP BY queue`,
   );
-  // The callbacks' line (decision 264): their own rows are their queue. Waiting: every queued callback; the
-  // oldest: the earliest due, so its age is how late the most overdue callback is (a retry due later is 0).
+  // The callbacks' line (decision 264, callbacksBacklog): every queued callback, and the earliest due.
   const callbacksWaiting = db.prepare<[], { n: number; oldest: string | null }>(
     `SELECT count(*) AS n, min(next_attempt_at) AS oldest FROM callbacks INDEXED BY callbacks_due
      WHERE state = 'queued'`,
@@ -82,14 +87,8 @@ export function sqliteOps(db: Db): OpsRepository {
       };
       for (const w of waiting.all()) Object.assign(of(w.queue), { waiting: w.n, oldestWaitingAt: w.oldest });
       for (const f of failed.all()) of(f.queue).failed = f.n;
-      // An outbox row of a callback is an earlier release's, retired by the pipeline: the callbacks count.
-      const callbacks = callbacksWaiting.get();
-      byQueue.set(CALLBACK_QUEUE, {
-        queue: CALLBACK_QUEUE,
-        waiting: callbacks?.n ?? 0,
-        failed: 0,
-        oldestWaitingAt: callbacks?.oldest ?? null,
-      });
+      const line = callbacksBacklog(callbacksWaiting.get());
+      byQueue.set(line.queue, line);
       return [...byQueue.values()].sort((a, b) => a.queue.localeCompare(b.queue));
     },
 
