@@ -3,7 +3,8 @@
  * callbacks leases them every poll and after every wake; a lease that walked the callbacks table (most of it
  * delivered long ago) would cost each lease the whole history. With statistics taken while nearly every
  * callback was queued (a backlog that arrived faster than it drained, then ANALYZE: the trap of decision
- * 256), PostgreSQL must still read callbacks_due, and the lease must return the oldest due callbacks.
+ * 256), PostgreSQL must still read callbacks_due, in the plan made for the lease's values and in the generic
+ * plan it switches a named statement to, and the lease must return the oldest due callbacks.
  */
 import assert from 'node:assert/strict';
 import { onBothEngines, type EngineStore } from '../support/engines.ts';
@@ -61,6 +62,24 @@ onBothEngines(
       assert.doesNotMatch(waiting, /Seq Scan on callbacks/, `the scrape walks the callbacks: ${waiting}`);
       // The check for an older callback of the order still leased: that order's own index range.
       assert.match(shown, /Index (Only )?Scan using callbacks_by_order/, `the older-lease check: ${shown}`);
+      // The generic plan: node-postgres runs the lease as a named statement, which PostgreSQL plans without
+      // its values once it has run five times; that plan must read the same indexes.
+      await store.write('SET plan_cache_mode = force_generic_plan');
+      await store.write(`PREPARE lease_generic AS ${LEASE_DUE.text}`);
+      const generic = (
+        await store.sql<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE lease_generic(${literals.join(', ')})`)
+      ).map((r) => r['QUERY PLAN']);
+      const genericShown = generic.join(' | ');
+      assert.match(genericShown, /\$1/, `a generic plan, with its parameters unbound: ${genericShown}`);
+      assert.match(genericShown, /Index (Only )?Scan using callbacks_due/, `generic: ${genericShown}`);
+      assert.doesNotMatch(
+        genericShown,
+        /Seq Scan on callbacks/,
+        `generic walks the callbacks: ${genericShown}`,
+      );
+      assert.match(genericShown, /Index (Only )?Scan using callbacks_by_order/, `generic: ${genericShown}`);
+      await store.write('DEALLOCATE lease_generic');
+      await store.write('RESET plan_cache_mode');
     }
     const leased = await store.callbacks.leaseDue(32, NOW, UNTIL);
     assert.deepEqual(
