@@ -139,6 +139,24 @@ export interface WorkersDelivery {
   /** CPU of the PostgreSQL server (postmaster and backends) and of redis-server, in % of one core. */
   postgresCpuPercent: number;
   redisCpuPercent: number;
+  /**
+   * Transactions the server committed or rolled back from the release until the workers stopped (each
+   * statement outside a transaction is one): the round trips the workers' delivery cost the store.
+   */
+  transactions: number;
+}
+
+/**
+ * The database's transactions so far. A backend reports its counts when it goes idle (at most once a second)
+ * and when it exits: read after the workers stopped, every one of theirs is in.
+ */
+function transactionsSoFar(url: string): Promise<number> {
+  return withClient(url, async (c) => {
+    const { rows } = await c.query<{ n: string }>(
+      `SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`,
+    );
+    return Number(rows[0]?.n ?? 0);
+  });
 }
 
 /**
@@ -192,6 +210,9 @@ export async function timeWorkers(options: {
     const cpu0 = children.map((c) => processCpuSeconds(c.pid ?? 0));
     const postgres0 = processTreeCpuSeconds(options.postgresPid);
     const redis0 = processCpuSeconds(options.redisPid);
+    // The warm-up's transactions, reported when the workers' backends went idle: give them that second.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const transactions0 = await transactionsSoFar(options.databaseUrl);
     const t0 = performance.now();
     await releaseCallbacks(options.databaseUrl);
     // Told over Redis, as a web process tells them of a payment (decision 220): no wait for their poll.
@@ -224,13 +245,16 @@ export async function timeWorkers(options: {
     const ms = performance.now() - t0;
     const cpu = children.reduce((sum, c, i) => sum + processCpuSeconds(c.pid ?? 0) - cpu0[i]!, 0);
     const percent = (seconds: number) => (seconds * 100_000) / ms;
-    return {
+    const delivery = {
       ms,
       timedOut,
       workersCpuPercent: percent(cpu),
       postgresCpuPercent: percent(processTreeCpuSeconds(options.postgresPid) - postgres0),
       redisCpuPercent: percent(processCpuSeconds(options.redisPid) - redis0),
     };
+    await Promise.all(children.splice(0).map(stopProcess));
+    // This process's own few are in it too: the release, and the looks once every callback had arrived.
+    return { ...delivery, transactions: (await transactionsSoFar(options.databaseUrl)) - transactions0 };
   } finally {
     await Promise.all(children.map(stopProcess));
   }

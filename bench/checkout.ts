@@ -1029,7 +1029,9 @@ async function main(): Promise<boolean> {
     console.log(
       `  while the ${PG_WORKERS} worker processes delivered: the workers used ` +
         `${fmtPct(workersDelivery.workersCpuPercent)} of a core, the PostgreSQL server ` +
-        `${fmtPct(workersDelivery.postgresCpuPercent)}, redis-server ${fmtPct(workersDelivery.redisCpuPercent)}`,
+        `${fmtPct(workersDelivery.postgresCpuPercent)}, redis-server ${fmtPct(workersDelivery.redisCpuPercent)}; ` +
+        `PostgreSQL ran ${(workersDelivery.transactions / callbacks).toFixed(2)} transactions per callback ` +
+        `(${fmtInt(workersDelivery.transactions)} in all)`,
     );
     console.log(
       `  warm-up (not measured): ${RELAY_WARMUP_CALLBACKS} callbacks at ${fmtInt(warmRate)}/s; the paid orders ` +
