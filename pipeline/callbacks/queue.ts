@@ -75,19 +75,25 @@ export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
   }
 
   /**
-   * Starts leased callbacks while a lane is free. On stop too: they are this process's until their lease ends.
-   * Not while the store cannot write: an attempt it could not record would be made again by whoever leases
-   * the callback next.
+   * A write of the store failed: the loop backs off, and the leased callbacks not started are let go (they
+   * are leased again when their lease ends). None is sent until a lease goes through again: an attempt the
+   * store could not record would be made again by whoever leases the callback next.
    */
+  function letGo(err: unknown): number {
+    buffer.length = 0;
+    return storeFault.failed(err);
+  }
+
+  /** Starts leased callbacks while a lane is free; on stop too, they are this process's until their lease ends. */
   function pump(): void {
-    while (inFlight < width && buffer.length > 0 && storeFault.waitMs() === 0) {
+    while (inFlight < width && buffer.length > 0 && !storeFault.active) {
       const lease = buffer.shift()!;
       inFlight += 1;
       void deliverCallback(deps, lease)
         .then(
           () => storeFault.recovered(),
           // The store could not record the attempt: the callback is leased again when its lease ends.
-          (err: unknown) => void storeFault.failed(err),
+          (err: unknown) => void letGo(err),
         )
         .finally(() => {
           inFlight -= 1;
@@ -104,7 +110,6 @@ export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
 
   /** Leases callbacks once half of what it may hold is free; returns how many. */
   async function leaseMore(): Promise<number> {
-    pump(); // what waited for the store to write again
     if (storeFault.waitMs() > 0 || held() > width) return 0;
     const now = deps.clock.now();
     // Outbox rows of callbacks written by an earlier release during a rolling upgrade: nothing runs them now.
@@ -117,6 +122,9 @@ export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
       now.toISOString(),
       new Date(now.getTime() + leaseMs).toISOString(),
     );
+    // The lease went through: a fault is over (leasing due callbacks is a write; with none due there is
+    // nothing to send, and the next write tells).
+    storeFault.recovered();
     buffer.push(...leases);
     pump();
     return leases.length;
@@ -131,7 +139,7 @@ export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
         // Leased some and already room for more: look again at once (a backlog flows without pauses).
         if ((await leaseMore()) > 0 && held() <= width) delay = 0;
       } catch (err) {
-        delay = storeFault.failed(err);
+        delay = letGo(err);
       }
       if (poked) delay = Math.min(delay, Math.max(0, leasedAt + WAKE_GAP_MS - Date.now()));
       delay = Math.max(delay, storeFault.waitMs());
@@ -144,14 +152,9 @@ export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
     }
   }
 
-  /**
-   * Resolves once nothing is held. While the store cannot write, the leased callbacks not started are let go
-   * rather than waited for: they are leased again when their lease ends.
-   */
-  const idle = () => {
-    if (storeFault.waitMs() > 0) buffer.length = 0;
-    return held() === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
-  };
+  /** Resolves once nothing is held (while the store cannot write, nothing waits in the buffer: letGo). */
+  const idle = () =>
+    held() === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
 
   return {
     queue,

@@ -3,9 +3,13 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { createCallbackQueue } from '../../pipeline/callbacks/queue.ts';
+import { CALLBACK_CONCURRENCY } from '../../pipeline/callbacks/deliver.ts';
+import { CALLBACK_ID_HEADER } from '../../core/payments/callback-fields.ts';
 import { onCleanup, startApp, tempDir } from '../helpers.ts';
 import { generateDay } from '../support/recon-day.ts';
 import { onPostgres } from '../support/test-database.ts';
@@ -154,5 +158,103 @@ test(
       const [callback] = await app.deps.store.callbacks.ofOrder(orderNo);
       assert.equal(callback?.attemptLog.length, 1, orderNo);
     }
+  },
+);
+
+/**
+ * A merchant that holds every answer (200) until `release()`, then answers at once; `arrivals` lists each
+ * request's callback id in arrival order.
+ */
+async function heldMerchant(t: { after(fn: () => unknown): void }) {
+  const arrivals: string[] = [];
+  const waiting: (() => void)[] = [];
+  let holding = true;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      arrivals.push(String(req.headers[CALLBACK_ID_HEADER.toLowerCase()]));
+      const answer = () => res.writeHead(200).end('OK');
+      if (holding) waiting.push(answer);
+      else answer();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  t.after(() => server.closeAllConnections());
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
+    arrivals,
+    release(): void {
+      holding = false;
+      for (const answer of waiting.splice(0)) answer();
+    },
+  };
+}
+
+test(
+  'leased callbacks waiting in a process are not sent while the store cannot write, and every one is delivered after',
+  { skip: onPostgres && 'SQLite only: it fills a tmpfs under the SQLite file' },
+  async (t) => {
+    const dir = tempDir(t, 'amil-full-');
+    const cannot = mountSmallDisk(dir);
+    if (cannot) return t.skip(cannot);
+    onCleanup(t, () => execFileSync('umount', ['-l', dir]));
+    const app = await startApp(t, {
+      DATA_DIR: dir,
+      // An attempt takes 1 s at most, so a lease of 12 s leaves room for one that waited a while.
+      CALLBACK_TIMEOUT_MS: '1000',
+      PIPELINE_RETRY_BASE_MS: '50',
+      STORE_FAULT_MAX_MS: '400',
+      STORE_FAULT_LOG_MS: '60000',
+    });
+    const merchant = await heldMerchant(t);
+    // Every lane busy, as many leased and waiting, and a few not leased yet.
+    const total = 2 * CALLBACK_CONCURRENCY + 6;
+    await paidOrders(app.deps.store.orders, merchant.url, total);
+    const ids = (await app.deps.store.callbacks.list({ limit: 1000 })).map((c) => c.id);
+    assert.equal(ids.length, total);
+
+    const callbacks = createCallbackQueue(app.deps, { pollMs: 20, leaseMs: 12_000 });
+    onCleanup(t, () => callbacks.stop());
+    callbacks.start();
+    await waitUntil(
+      () => merchant.arrivals.length === CALLBACK_CONCURRENCY,
+      10_000,
+      'every lane to be sending',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(merchant.arrivals.length, CALLBACK_CONCURRENCY, 'no more than the lanes at once');
+
+    // The disk fills while the merchant holds its answers: the attempts made cannot be recorded.
+    const filler = fillUnder(app.deps.config.databaseFile, dir);
+    merchant.release();
+    await waitUntil(() => app.logs().includes('the store cannot write'), 10_000, 'the fault to be seen');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.equal(
+      merchant.arrivals.length,
+      CALLBACK_CONCURRENCY,
+      'none of the leased callbacks waiting in the process was sent while the store could not write',
+    );
+
+    rmSync(filler);
+    // Each callback once more than the attempts that could not be recorded: those are made again after
+    // their lease, with the same callback id.
+    await waitUntil(
+      () => new Set(merchant.arrivals).size === total,
+      30_000,
+      'every callback to reach the merchant',
+    );
+    await callbacks.drain();
+    const sent = new Map<string, number>();
+    for (const id of merchant.arrivals) sent.set(id, (sent.get(id) ?? 0) + 1);
+    const first = new Set(merchant.arrivals.slice(0, CALLBACK_CONCURRENCY));
+    const stored = await app.deps.store.callbacks.list({ limit: 1000 });
+    for (const id of ids) {
+      const callback = stored.find((c) => c.id === id);
+      assert.equal(callback?.state, 'delivered', `callback ${id}`);
+      assert.equal(callback.attempts, 1, `callback ${id}: one attempt recorded`);
+      assert.equal(sent.get(String(id)), first.has(String(id)) ? 2 : 1, `callback ${id}: times sent`);
+    }
+    assert.match(app.logs(), /the store writes again/);
   },
 );
