@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
@@ -6,17 +6,19 @@ import path from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { createCallbackQueue } from '../../pipeline/callbacks/queue.ts';
 import { CALLBACK_CONCURRENCY } from '../../pipeline/callbacks/deliver.ts';
 import { CALLBACK_ID_HEADER } from '../../core/payments/callback-fields.ts';
-import { onCleanup, startApp, tempDir } from '../helpers.ts';
+import { onCleanup, startApp, tempDir, type TestApp } from '../helpers.ts';
 import { generateDay } from '../support/recon-day.ts';
 import { onPostgres } from '../support/test-database.ts';
 import { ledgerNow, ledgerTruth, postDay, sameLines, waitUntil } from '../support/faults.ts';
 import { startMerchant } from '../support/merchant.ts';
 import { paidOrders } from '../support/orders.ts';
 import { startRedis } from '../support/redis.ts';
+import { startPostgres } from '../support/postgres.ts';
 
 /** Mounts a small tmpfs at `dir` (needs root); returns why not when it cannot. */
 function mountSmallDisk(dir: string): string | undefined {
@@ -165,7 +167,7 @@ test(
  * A merchant that holds every answer (200) until `release()`, then answers at once; `arrivals` lists each
  * request's callback id in arrival order.
  */
-async function heldMerchant(t: { after(fn: () => unknown): void }) {
+async function heldMerchant(t: TestContext) {
   const arrivals: string[] = [];
   const waiting: (() => void)[] = [];
   let holding = true;
@@ -191,70 +193,107 @@ async function heldMerchant(t: { after(fn: () => unknown): void }) {
   };
 }
 
+/** The app settings of both tests below: an attempt takes 1 s at most, and a fault is retried within 0.4 s. */
+const FAST_FAULTS = {
+  CALLBACK_TIMEOUT_MS: '1000',
+  PIPELINE_RETRY_BASE_MS: '50',
+  STORE_FAULT_MAX_MS: '400',
+  STORE_FAULT_LOG_MS: '60000',
+};
+
+/**
+ * Every lane of a process's callbacks' queue waits on the merchant, with as many callbacks leased and
+ * waiting in the process; then the store stops taking writes (`cannotWrite`, which returns what gives them
+ * back) and the merchant answers. None of the waiting callbacks may be sent until the store writes again;
+ * after, every callback is delivered with one attempt recorded, those whose attempt could not be recorded
+ * sent twice with the same callback id (after their lease ran out), the others once.
+ */
+async function leasedWhileStoreCannotWrite(
+  t: TestContext,
+  app: TestApp,
+  cannotWrite: () => Promise<() => Promise<void>>,
+): Promise<void> {
+  const merchant = await heldMerchant(t);
+  // Every lane busy, as many leased and waiting, and a few not leased yet.
+  const total = 2 * CALLBACK_CONCURRENCY + 6;
+  await paidOrders(app.deps.store.orders, merchant.url, total);
+  const ids = (await app.deps.store.callbacks.list({ limit: 1000 })).map((c) => c.id);
+  assert.equal(ids.length, total);
+
+  // A lease of 12 s leaves room for an attempt (1 s and the 5 s margin) that waited a while for a lane.
+  const callbacks = createCallbackQueue(app.deps, { pollMs: 20, leaseMs: 12_000 });
+  onCleanup(t, () => callbacks.stop());
+  callbacks.start();
+  await waitUntil(
+    () => merchant.arrivals.length === CALLBACK_CONCURRENCY,
+    10_000,
+    'every lane to be sending',
+  );
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(merchant.arrivals.length, CALLBACK_CONCURRENCY, 'no more than the lanes at once');
+
+  // The store stops taking writes while the merchant holds its answers: the attempts made cannot be recorded.
+  const writesAgain = await cannotWrite();
+  merchant.release();
+  await waitUntil(() => app.logs().includes('the store cannot write'), 10_000, 'the fault to be seen');
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  assert.equal(
+    merchant.arrivals.length,
+    CALLBACK_CONCURRENCY,
+    'none of the leased callbacks waiting in the process was sent while the store could not write',
+  );
+
+  await writesAgain();
+  await waitUntil(
+    () => new Set(merchant.arrivals).size === total,
+    30_000,
+    'every callback to reach the merchant',
+  );
+  await callbacks.drain();
+  const sent = new Map<string, number>();
+  for (const id of merchant.arrivals) sent.set(id, (sent.get(id) ?? 0) + 1);
+  const first = new Set(merchant.arrivals.slice(0, CALLBACK_CONCURRENCY));
+  const stored = await app.deps.store.callbacks.list({ limit: 1000 });
+  for (const id of ids) {
+    const callback = stored.find((c) => c.id === id);
+    assert.equal(callback?.state, 'delivered', `callback ${id}`);
+    assert.equal(callback.attempts, 1, `callback ${id}: one attempt recorded`);
+    assert.equal(sent.get(String(id)), first.has(String(id)) ? 2 : 1, `callback ${id}: times sent`);
+  }
+  assert.match(app.logs(), /the store writes again/);
+}
+
 test(
-  'leased callbacks waiting in a process are not sent while the store cannot write, and every one is delivered after',
+  'leased callbacks waiting in a process are not sent while the disk is full, and every one is delivered after',
   { skip: onPostgres && 'SQLite only: it fills a tmpfs under the SQLite file' },
   async (t) => {
     const dir = tempDir(t, 'amil-full-');
     const cannot = mountSmallDisk(dir);
     if (cannot) return t.skip(cannot);
     onCleanup(t, () => execFileSync('umount', ['-l', dir]));
-    const app = await startApp(t, {
-      DATA_DIR: dir,
-      // An attempt takes 1 s at most, so a lease of 12 s leaves room for one that waited a while.
-      CALLBACK_TIMEOUT_MS: '1000',
-      PIPELINE_RETRY_BASE_MS: '50',
-      STORE_FAULT_MAX_MS: '400',
-      STORE_FAULT_LOG_MS: '60000',
+    const app = await startApp(t, { DATA_DIR: dir, ...FAST_FAULTS });
+    await leasedWhileStoreCannotWrite(t, app, () => {
+      const filler = fillUnder(app.deps.config.databaseFile, dir);
+      return Promise.resolve(() => Promise.resolve(rmSync(filler)));
     });
-    const merchant = await heldMerchant(t);
-    // Every lane busy, as many leased and waiting, and a few not leased yet.
-    const total = 2 * CALLBACK_CONCURRENCY + 6;
-    await paidOrders(app.deps.store.orders, merchant.url, total);
-    const ids = (await app.deps.store.callbacks.list({ limit: 1000 })).map((c) => c.id);
-    assert.equal(ids.length, total);
-
-    const callbacks = createCallbackQueue(app.deps, { pollMs: 20, leaseMs: 12_000 });
-    onCleanup(t, () => callbacks.stop());
-    callbacks.start();
-    await waitUntil(
-      () => merchant.arrivals.length === CALLBACK_CONCURRENCY,
-      10_000,
-      'every lane to be sending',
-    );
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(merchant.arrivals.length, CALLBACK_CONCURRENCY, 'no more than the lanes at once');
-
-    // The disk fills while the merchant holds its answers: the attempts made cannot be recorded.
-    const filler = fillUnder(app.deps.config.databaseFile, dir);
-    merchant.release();
-    await waitUntil(() => app.logs().includes('the store cannot write'), 10_000, 'the fault to be seen');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    assert.equal(
-      merchant.arrivals.length,
-      CALLBACK_CONCURRENCY,
-      'none of the leased callbacks waiting in the process was sent while the store could not write',
-    );
-
-    rmSync(filler);
-    // Each callback once more than the attempts that could not be recorded: those are made again after
-    // their lease, with the same callback id.
-    await waitUntil(
-      () => new Set(merchant.arrivals).size === total,
-      30_000,
-      'every callback to reach the merchant',
-    );
-    await callbacks.drain();
-    const sent = new Map<string, number>();
-    for (const id of merchant.arrivals) sent.set(id, (sent.get(id) ?? 0) + 1);
-    const first = new Set(merchant.arrivals.slice(0, CALLBACK_CONCURRENCY));
-    const stored = await app.deps.store.callbacks.list({ limit: 1000 });
-    for (const id of ids) {
-      const callback = stored.find((c) => c.id === id);
-      assert.equal(callback?.state, 'delivered', `callback ${id}`);
-      assert.equal(callback.attempts, 1, `callback ${id}: one attempt recorded`);
-      assert.equal(sent.get(String(id)), first.has(String(id)) ? 2 : 1, `callback ${id}: times sent`);
-    }
-    assert.match(app.logs(), /the store writes again/);
   },
 );
+
+test('PostgreSQL: leased callbacks waiting in a process are not sent while the server takes no writes, and every one is delivered after', async (t) => {
+  const server = await startPostgres(t);
+  const app = await startApp(t, { DATABASE_URL: server.url, ...FAST_FAULTS });
+  const admin = new pg.Client({ connectionString: server.url });
+  onCleanup(t, () => admin.end());
+  await admin.connect();
+  // Every session, the app's open ones too, refuses writes from its next statement, as a standby does.
+  const readOnly = async (on: boolean) => {
+    await admin.query(`ALTER SYSTEM SET default_transaction_read_only = ${on ? 'on' : 'off'}`);
+    await admin.query('SELECT pg_reload_conf()');
+  };
+  await leasedWhileStoreCannotWrite(t, app, async () => {
+    await readOnly(true);
+    // Each session takes the reloaded settings before its next statement, once the server signalled it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    return () => readOnly(false);
+  });
+});
