@@ -270,6 +270,19 @@ test('an answer that stalls after its headers times out and keeps the status cod
   assert.ok(result.latencyMs >= 250 && result.latencyMs < 1500, `took ${result.latencyMs} ms`);
 });
 
+test('an answer that trickles, each byte well within the timeout, is cut at the deadline of the whole attempt', async (t) => {
+  // undici's own timeouts run from one byte to the next: only the attempt's deadline bounds the whole.
+  const receiver = await startReceiver(t, (_req, res) => {
+    res.writeHead(200);
+    const timer = setInterval(() => res.write('.'), 50);
+    res.on('close', () => clearInterval(timer));
+  });
+  const result = await client(t, { timeoutMs: 400 }).postForm(receiver.url, 'a=1');
+  assert.match(result.error ?? '', /timeout after 400 ms/);
+  assert.equal(result.statusCode, 200);
+  assert.ok(result.latencyMs >= 350 && result.latencyMs < 1500, `took ${result.latencyMs} ms`);
+});
+
 test('a closed port is reported as connection refused', async (t) => {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
