@@ -4,10 +4,11 @@
  * delivered long ago) would cost each lease the whole history. With statistics taken while nearly every
  * callback was queued (a backlog that arrived faster than it drained, then ANALYZE: the trap of decision
  * 256), PostgreSQL must still read callbacks_due, in the plan made for the lease's values and in the generic
- * plan it switches a named statement to, and the lease must return the oldest due callbacks.
+ * plan it switches a named statement to, and the lease must return the oldest due callbacks. With statistics
+ * taken before a backlog was due, the lease must still read it in the index's order (decision 266).
  */
 import assert from 'node:assert/strict';
-import { onBothEngines, type EngineStore } from '../support/engines.ts';
+import { onBothEngines, onPostgres, type EngineStore } from '../support/engines.ts';
 import { LEASE_DUE } from '../../core/store/pg/callbacks.ts';
 import { CALLBACKS_WAITING } from '../../core/store/pg/ops.ts';
 
@@ -15,6 +16,8 @@ const NOW = '2026-11-20T02:00:00.000Z';
 const UNTIL = '2026-11-20T02:00:40.000Z';
 const CALLBACKS = 20_000;
 const DELIVERED = 15_000;
+/** The backlog held back while analysed (the callbacks after it were due then). */
+const HELD = 18_000;
 
 /** `n` paid orders of LZS, each with its callback queued at NOW, in id order; in slices of 5,000 rows. */
 async function queuedCallbacks(store: EngineStore, n: number): Promise<void> {
@@ -88,5 +91,60 @@ onBothEngines(
     );
     const next = await store.callbacks.leaseDue(32, NOW, UNTIL);
     assert.equal(next[0]?.callback.id, DELIVERED + 33, 'the next lease takes the next ones');
+  },
+);
+
+/** The plan of the lease with these values, as PostgreSQL makes it for a statement's first five runs. */
+async function customPlan(store: EngineStore, values: readonly string[], analyze = false): Promise<string> {
+  const text = LEASE_DUE.text.replace(/\$(\d+)/g, (_m, k: string) => values[Number(k) - 1]!);
+  // ANALYZE runs the lease: in a transaction rolled back, so nothing is leased.
+  await store.write('BEGIN');
+  try {
+    const rows = await store.sql<{ 'QUERY PLAN': string }>(
+      `EXPLAIN ${analyze ? '(ANALYZE, COSTS OFF) ' : ''}${text}`,
+    );
+    return rows.map((r) => r['QUERY PLAN']).join(' | ');
+  } finally {
+    await store.write('ROLLBACK');
+  }
+}
+
+onPostgres(
+  'the lease reads a backlog in the index order, even when the statistics were taken before it was due',
+  async (_t, store) => {
+    // A backlog queued while not due (a merchant's retries, callbacks held through an outage), analysed then;
+    // all of it due since (not analysed again). With each older-callback check estimated to keep one row in
+    // 200, PostgreSQL planned a bitmap scan of every due callback, the check run on each and a sort: 120 ms
+    // a lease with 18,000 due, each of a worker's connections for its first five leases, and again whenever
+    // the pool opened a new one.
+    await store.addAgency('LZS');
+    await queuedCallbacks(store, CALLBACKS);
+    // Analysed with a tenth due (delivered since), the rest held back; then the rest all due.
+    await store.write(`UPDATE callbacks SET next_attempt_at = '2999-01-01T00:00:00Z' WHERE id <= ${HELD}`);
+    await store.write('ANALYZE');
+    await store.write(
+      `UPDATE callbacks SET state = 'delivered', next_attempt_at = NULL, finished_at = '${NOW}'
+       WHERE id > ${HELD}`,
+    );
+    await store.write(`UPDATE callbacks SET next_attempt_at = '${NOW}' WHERE id <= ${HELD}`);
+    const values = [`'${NOW}'::timestamptz`, '32', `'${UNTIL}'::timestamptz`];
+    const plan = await customPlan(store, values);
+    assert.match(
+      plan,
+      /Index (Only )?Scan using callbacks_due/,
+      `the lease reads callbacks_due in order: ${plan}`,
+    );
+    assert.doesNotMatch(plan, /Bitmap/, `a bitmap scan reads every due callback: ${plan}`);
+    assert.doesNotMatch(plan, /Seq Scan on callbacks/, `the lease walks the callbacks: ${plan}`);
+    // Run: the older-callback check made for about as many callbacks as the lease takes, not the backlog.
+    const ran = await customPlan(store, values, true);
+    const loops = [...ran.matchAll(/Index (?:Only )?Scan using callbacks_by_order[^|]*loops=(\d+)/g)];
+    assert.ok(loops.length > 0, `the check ran: ${ran}`);
+    for (const [, n] of loops) assert.ok(Number(n) <= 64, `the check ran ${n} times: ${ran}`);
+    const leased = await store.callbacks.leaseDue(32, NOW, UNTIL);
+    assert.deepEqual(
+      leased.map((l) => l.callback.id),
+      Array.from({ length: 32 }, (_, i) => i + 1),
+    );
   },
 );
