@@ -122,9 +122,9 @@ export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
       now.toISOString(),
       new Date(now.getTime() + leaseMs).toISOString(),
     );
-    // The lease went through: a fault is over (leasing due callbacks is a write; with none due there is
-    // nothing to send, and the next write tells).
-    storeFault.recovered();
+    // A lease that took callbacks wrote: a fault is over. One that found none due wrote nothing and proves
+    // nothing (SQLite commits it on a full disk): the fault stays, with nothing to send meanwhile.
+    if (leases.length > 0) storeFault.recovered();
     buffer.push(...leases);
     pump();
     return leases.length;
