@@ -16,9 +16,12 @@ export function createStoreFault(log: Logger, pipeline: Config['pipeline'], poll
   };
   let fault:
     { since: number; failures: number; delayMs: number; retryAt: number; loggedAt: number } | undefined;
+  /** Failures seen so far, ever: a write begun before one of them cannot prove the store came back. */
+  let failuresSeen = 0;
   return {
     /** A write of the store failed: the next look waits; returns how long. */
     failed(err: unknown): number {
+      failuresSeen += 1;
       const now = Date.now();
       if (!fault) {
         const delayMs = Math.min(options.firstDelayMs, options.maxDelayMs);
@@ -43,14 +46,21 @@ export function createStoreFault(log: Logger, pipeline: Config['pipeline'], poll
       }
       return fault.delayMs;
     },
-    /** A write went through: the fault, if any, is over. */
-    recovered(): void {
+    /**
+     * A write went through: the fault, if any, is over. With `note`, what ended it was not a write (nothing
+     * was left to write): the line says that instead.
+     */
+    recovered(note?: string): void {
       if (!fault) return;
       log.info(
         { failures: fault.failures, lasted_ms: Date.now() - fault.since },
-        'the store writes again: the pipeline resumes',
+        note ?? 'the store writes again: the pipeline resumes',
       );
       fault = undefined;
+    },
+    /** How many failures there have been: unchanged across a write, the write began after the last one. */
+    get failures(): number {
+      return failuresSeen;
     },
     /** While backing off: how long until the next try (0 when there is no fault or it is time). */
     waitMs(): number {

@@ -91,7 +91,8 @@ export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
       inFlight += 1;
       void deliverCallback(deps, lease)
         .then(
-          () => storeFault.recovered(),
+          // An attempt recorded is a write; a lease that ran out wrote nothing.
+          (outcome) => outcome === 'attempted' && storeFault.recovered(),
           // The store could not record the attempt: the callback is leased again when its lease ends.
           (err: unknown) => void letGo(err),
         )
@@ -117,14 +118,20 @@ export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
       retiredAt = now.getTime();
       await deps.store.outbox.retireQueue(queue, now);
     }
+    const failures = storeFault.failures;
     const leases = await deps.store.callbacks.leaseDue(
       2 * width - held(),
       now.toISOString(),
       new Date(now.getTime() + leaseMs).toISOString(),
     );
+    // A write failed while this lease was on its way (an attempt's record): the lease may have been made
+    // before the store stopped writing, and proves nothing. Its callbacks are let go like the others.
+    if (storeFault.failures !== failures) return 0;
     // A lease that took callbacks wrote: a fault is over. One that found none due wrote nothing and proves
-    // nothing (SQLite commits it on a full disk): the fault stays, with nothing to send meanwhile.
+    // nothing (SQLite commits it on a full disk); with nothing held either, nothing waits on the store, and
+    // the queue stops backing off (a failure later is a new fault, logged as one).
     if (leases.length > 0) storeFault.recovered();
+    else if (held() === 0) storeFault.recovered('no callback is due: the callbacks stop backing off');
     buffer.push(...leases);
     pump();
     return leases.length;

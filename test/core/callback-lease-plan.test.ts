@@ -36,11 +36,18 @@ async function queuedCallbacks(store: EngineStore, n: number): Promise<void> {
   }
 }
 
+/** On PostgreSQL, no autovacuum of the callbacks: an ANALYZE of its own would make the stale statistics fresh. */
+async function keepStatistics(store: EngineStore): Promise<void> {
+  if (store.engine === 'postgresql')
+    await store.write('ALTER TABLE callbacks SET (autovacuum_enabled = off)');
+}
+
 onBothEngines(
   'the lease reads the due callbacks, oldest first, even when the statistics say nearly every one is queued',
   async (_t, store) => {
     await store.addAgency('LZS');
     await queuedCallbacks(store, CALLBACKS);
+    await keepStatistics(store);
     await store.write('ANALYZE');
     // Most of the backlog delivered since the statistics were taken (not analysed again).
     await store.write(
@@ -119,6 +126,7 @@ onPostgres(
     // the pool opened a new one.
     await store.addAgency('LZS');
     await queuedCallbacks(store, CALLBACKS);
+    await keepStatistics(store);
     // Analysed with a tenth due (delivered since), the rest held back; then the rest all due.
     await store.write(`UPDATE callbacks SET next_attempt_at = '2999-01-01T00:00:00Z' WHERE id <= ${HELD}`);
     await store.write('ANALYZE');
@@ -134,7 +142,11 @@ onPostgres(
       /Index (Only )?Scan using callbacks_due/,
       `the lease reads callbacks_due in order: ${plan}`,
     );
-    assert.doesNotMatch(plan, /Bitmap/, `a bitmap scan reads every due callback: ${plan}`);
+    assert.doesNotMatch(
+      plan,
+      /Bitmap Index Scan on callbacks_due/,
+      `a bitmap scan reads every due callback: ${plan}`,
+    );
     assert.doesNotMatch(plan, /Seq Scan on callbacks/, `the lease walks the callbacks: ${plan}`);
     // Run: the older-callback check made for about as many callbacks as the lease takes, not the backlog.
     const ran = await customPlan(store, values, true);
