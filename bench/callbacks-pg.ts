@@ -81,8 +81,12 @@ function releaseCallbacks(url: string, at: Date): Promise<unknown> {
   );
 }
 
-/** How long after the release's update the held-back callbacks fall due (the clock starts then). */
-const RELEASE_AHEAD_MS = 5000;
+/**
+ * How long after the release's update the held-back callbacks fall due (the clock starts then): longer than
+ * a PostgreSQL 15 session may hold its statistics once idle (10 s), so the warm-up's transactions are all
+ * reported before the count starts.
+ */
+const RELEASE_AHEAD_MS = 12_000;
 
 async function announceCallbacks(redisUrl: string, queuePrefix: string): Promise<void> {
   const redis = new Redis(redisUrl);
@@ -151,9 +155,23 @@ export interface WorkersDelivery {
 }
 
 /**
- * The database's transactions so far. A backend reports its counts when it goes idle (at most once a second)
- * and when it exits: read after the workers stopped, every one of theirs is in.
+ * The database's transactions so far. A session reports its counts when it goes idle (at most once a second,
+ * else up to 10 s later) and when it ends.
  */
+/** Waits (up to 10 s) until no other session is connected to the database: each reported its counts. */
+function sessionsGone(url: string): Promise<void> {
+  return withClient(url, async (c) => {
+    for (let waited = 0; waited < 10_000; waited += 50) {
+      const { rows } = await c.query<{ n: string }>(
+        `SELECT count(*) AS n FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+      );
+      if (Number(rows[0]?.n ?? 0) === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  });
+}
+
 function transactionsSoFar(url: string): Promise<number> {
   return withClient(url, async (c) => {
     const { rows } = await c.query<{ n: string }>(
@@ -233,11 +251,10 @@ export async function timeWorkers(options: {
     // says so (20,000 rows) is the benchmark's doing, not the delivery's, and is made before the clock starts.
     const dueAt = new Date(Date.now() + RELEASE_AHEAD_MS);
     await releaseCallbacks(options.databaseUrl, dueAt);
-    // The warm-up's transactions, reported when the workers' backends went idle: give them that second.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    if (Date.now() > dueAt.getTime() - 1000) throw new Error('the release took longer than RELEASE_AHEAD_MS');
+    await new Promise((resolve) => setTimeout(resolve, dueAt.getTime() - 500 - Date.now()));
     const transactions0 = await transactionsSoFar(options.databaseUrl);
-    if (Date.now() > dueAt.getTime() - 200) throw new Error('the release took longer than RELEASE_AHEAD_MS');
-    await new Promise((resolve) => setTimeout(resolve, dueAt.getTime() - Date.now()));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, dueAt.getTime() - Date.now())));
     const cpu0 = children.map((c) => processCpuSeconds(c.pid ?? 0));
     const postgres0 = processTreeCpuSeconds(options.postgresPid);
     const redis0 = processCpuSeconds(options.redisPid);
@@ -280,7 +297,9 @@ export async function timeWorkers(options: {
       redisCpuPercent: percent(processCpuSeconds(options.redisPid) - redis0),
     };
     await Promise.all(children.splice(0).map(stopProcess));
-    // This process's own few are in it too: the release, and the looks once every callback had arrived.
+    await sessionsGone(options.databaseUrl);
+    // This process's own few are in it too (the looks once every callback had arrived), and the workers'
+    // idle leases between the last delivery and their stop.
     return { ...delivery, transactions: (await transactionsSoFar(options.databaseUrl)) - transactions0 };
   } finally {
     await Promise.all(children.map(stopProcess));

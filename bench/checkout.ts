@@ -1100,7 +1100,7 @@ async function main(): Promise<boolean> {
       );
     }
     console.log(
-      `  the workers' time runs from the moment the held-back callbacks fall due (set a few seconds before, untimed) until the receiver has had them all (asked every 20 ms) and the store has none left queued, ` +
+      `  the workers' time runs from the moment the held-back callbacks fall due (set 12 s before, untimed) until the receiver has had them all (asked every 20 ms) and the store has none left queued, ` +
         `announced to the workers over Redis as a web process announces a payment (decision 220), after they ` +
         `delivered ${fmtInt(WORKERS_WARMUP_CALLBACKS)} callbacks of their own ${WORKERS_WARMUP_ROUNDS} times (a ` +
         `warm-up, not timed); workers CPU ` +
