@@ -76,8 +76,9 @@ export function createCallbackQueue(deps: Deps, options: CallbackQueueOptions) {
 
   /**
    * A write of the store failed: the loop backs off, and the leased callbacks not started are let go (they
-   * are leased again when their lease ends). None is sent until a lease goes through again: an attempt the
-   * store could not record would be made again by whoever leases the callback next.
+   * are leased again when their lease ends). None is sent until a write goes through again (a lease that
+   * took callbacks, leaseMore): an attempt the store could not record would be made again by whoever leases
+   * the callback next.
    */
   function letGo(err: unknown): number {
     buffer.length = 0;
