@@ -124,21 +124,11 @@ test(
 test('PostgreSQL: a batch while the server takes no writes (a standby, a demoted primary) is answered 503, and goes in once it takes writes again', async (t) => {
   const server = await startPostgres(t);
   const app = await startApp(t, { DATABASE_URL: server.url });
-  const admin = new pg.Client({ connectionString: server.url });
-  onCleanup(t, () => admin.end());
-  await admin.connect();
-  // Every session, the app's open ones too, refuses writes from its next statement, as a standby does.
-  const readOnly = async (on: boolean) => {
-    await admin.query(`ALTER SYSTEM SET default_transaction_read_only = ${on ? 'on' : 'off'}`);
-    await admin.query('SELECT pg_reload_conf()');
-    // Each session takes the reloaded settings before its next statement, once the server signalled it.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  };
-  await readOnly(true);
+  await server.takeWrites(false);
   const batch = { transactions: [bankRecord(), bankRecord()] };
   await assertOutage(app, await app.postBatch(batch));
   assert.match(app.logs(), /25006/, 'the cause: a read-only server');
-  await readOnly(false);
+  await server.takeWrites(true);
   await assertStoredOnRetry(app, batch);
 });
 

@@ -6,7 +6,6 @@ import path from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { createCallbackQueue } from '../../pipeline/callbacks/queue.ts';
 import { CALLBACK_CONCURRENCY } from '../../pipeline/callbacks/deliver.ts';
@@ -28,6 +27,18 @@ function mountSmallDisk(dir: string): string | undefined {
   } catch (err) {
     return `cannot mount a small tmpfs to fill (${(err as Error).message.split('\n')[0]}): needs root`;
   }
+}
+
+/** A small tmpfs for the test's data, unmounted after it; undefined when the test was skipped (not root). */
+function smallDiskOrSkip(t: TestContext): string | undefined {
+  const dir = tempDir(t, 'amil-full-');
+  const cannot = mountSmallDisk(dir);
+  if (cannot) {
+    t.skip(cannot);
+    return undefined;
+  }
+  onCleanup(t, () => execFileSync('umount', ['-l', dir]));
+  return dir;
 }
 
 /** Fills the filesystem of `dir` to the last byte; returns the filler file, whose removal frees it. */
@@ -91,10 +102,8 @@ test(
   'embedded mode on a full disk backs off with a few log lines, and the day reaches the ledgers when space returns',
   { skip: onPostgres && 'SQLite only: it fills a tmpfs under the SQLite file' },
   async (t) => {
-    const dir = tempDir(t, 'amil-full-');
-    const cannot = mountSmallDisk(dir);
-    if (cannot) return t.skip(cannot);
-    onCleanup(t, () => execFileSync('umount', ['-l', dir]));
+    const dir = smallDiskOrSkip(t);
+    if (!dir) return;
     const app = await startApp(t, {
       DATA_DIR: dir,
       PIPELINE_RETRY_BASE_MS: '50',
@@ -129,10 +138,8 @@ test(
   'a worker leasing callbacks on a full disk backs off with a few log lines, and delivers them when space returns',
   { skip: onPostgres && 'SQLite only: it fills a tmpfs under the SQLite file' },
   async (t) => {
-    const dir = tempDir(t, 'amil-full-');
-    const cannot = mountSmallDisk(dir);
-    if (cannot) return t.skip(cannot);
-    onCleanup(t, () => execFileSync('umount', ['-l', dir]));
+    const dir = smallDiskOrSkip(t);
+    if (!dir) return;
     const redis = await startRedis(t);
     const app = await startApp(t, {
       DATA_DIR: dir,
@@ -267,10 +274,8 @@ test(
   'leased callbacks waiting in a process are not sent while the disk is full, and every one is delivered after',
   { skip: onPostgres && 'SQLite only: it fills a tmpfs under the SQLite file' },
   async (t) => {
-    const dir = tempDir(t, 'amil-full-');
-    const cannot = mountSmallDisk(dir);
-    if (cannot) return t.skip(cannot);
-    onCleanup(t, () => execFileSync('umount', ['-l', dir]));
+    const dir = smallDiskOrSkip(t);
+    if (!dir) return;
     const app = await startApp(t, { DATA_DIR: dir, ...FAST_FAULTS });
     await leasedWhileStoreCannotWrite(t, app, () => {
       const filler = fillUnder(app.deps.config.databaseFile, dir);
@@ -282,18 +287,8 @@ test(
 test('PostgreSQL: leased callbacks waiting in a process are not sent while the server takes no writes, and every one is delivered after', async (t) => {
   const server = await startPostgres(t);
   const app = await startApp(t, { DATABASE_URL: server.url, ...FAST_FAULTS });
-  const admin = new pg.Client({ connectionString: server.url });
-  onCleanup(t, () => admin.end());
-  await admin.connect();
-  // Every session, the app's open ones too, refuses writes from its next statement, as a standby does.
-  const readOnly = async (on: boolean) => {
-    await admin.query(`ALTER SYSTEM SET default_transaction_read_only = ${on ? 'on' : 'off'}`);
-    await admin.query('SELECT pg_reload_conf()');
-  };
   await leasedWhileStoreCannotWrite(t, app, async () => {
-    await readOnly(true);
-    // Each session takes the reloaded settings before its next statement, once the server signalled it.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    return () => readOnly(false);
+    await server.takeWrites(false);
+    return () => server.takeWrites(true);
   });
 });

@@ -29,6 +29,11 @@ export interface TestPostgres {
   crash(): Promise<void>;
   /** Starts a crashed server again on the same data and port (crash recovery first), as an operator would. */
   restart(): Promise<void>;
+  /**
+   * Makes every session, the open ones too, refuse writes from its next statement, as a standby or a demoted
+   * primary does (`false`), or take them again (`true`).
+   */
+  takeWrites(on: boolean): Promise<void>;
 }
 
 /** The uid and gid to run PostgreSQL as: ours, or the `postgres` user's when we are root. */
@@ -161,6 +166,18 @@ export async function startPostgres(t?: TestContext): Promise<TestPostgres> {
     if (child?.pid === undefined) throw new Error('postgres is not running');
     return child.pid;
   };
+  const takeWrites = async (on: boolean): Promise<void> => {
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    try {
+      await client.query(`ALTER SYSTEM SET default_transaction_read_only = ${on ? 'off' : 'on'}`);
+      await client.query('SELECT pg_reload_conf()');
+    } finally {
+      await client.end();
+    }
+    // Each session takes the reloaded settings before its next statement, once the server signalled it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  };
   return {
     url,
     createTestDatabase,
@@ -170,5 +187,6 @@ export async function startPostgres(t?: TestContext): Promise<TestPostgres> {
     stop,
     crash,
     restart,
+    takeWrites,
   };
 }
