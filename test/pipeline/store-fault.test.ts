@@ -18,6 +18,7 @@ import { startMerchant } from '../support/merchant.ts';
 import { paidOrders } from '../support/orders.ts';
 import { startRedis } from '../support/redis.ts';
 import { startPostgres } from '../support/postgres.ts';
+import pg from 'pg';
 
 /** Mounts a small tmpfs at `dir` (needs root); returns why not when it cannot. */
 function mountSmallDisk(dir: string): string | undefined {
@@ -170,9 +171,17 @@ test(
   },
 );
 
+/** Times each callback id arrived, by id. */
+function timesSent(arrivals: readonly string[]): Map<string, number> {
+  const sent = new Map<string, number>();
+  for (const id of arrivals) sent.set(id, (sent.get(id) ?? 0) + 1);
+  return sent;
+}
+
 /**
- * A merchant that holds every answer (200) until `release()`, then answers at once; `arrivals` lists each
- * request's callback id in arrival order.
+ * A merchant that holds every answer (200) until `release()`, then answers at once (`answerWaiting()`
+ * answers those held so far and holds the next); `arrivals` lists each request's callback id in arrival
+ * order.
  */
 async function heldMerchant(t: TestContext) {
   const arrivals: string[] = [];
@@ -193,6 +202,9 @@ async function heldMerchant(t: TestContext) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
     arrivals,
+    answerWaiting(): void {
+      for (const answer of waiting.splice(0)) answer();
+    },
     release(): void {
       holding = false;
       for (const answer of waiting.splice(0)) answer();
@@ -257,8 +269,7 @@ async function leasedWhileStoreCannotWrite(
     'every callback to reach the merchant',
   );
   await callbacks.drain();
-  const sent = new Map<string, number>();
-  for (const id of merchant.arrivals) sent.set(id, (sent.get(id) ?? 0) + 1);
+  const sent = timesSent(merchant.arrivals);
   const first = new Set(merchant.arrivals.slice(0, CALLBACK_CONCURRENCY));
   const stored = await app.deps.store.callbacks.list({ limit: 1000 });
   for (const id of ids) {
@@ -291,4 +302,113 @@ test('PostgreSQL: leased callbacks waiting in a process are not sent while the s
     await server.takeWrites(false);
     return () => server.takeWrites(true);
   });
+});
+
+/** Resolves once `check` resolves true; fails after 10 s. */
+async function untilTrue(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (const started = Date.now(); !(await check());) {
+    if (Date.now() - started > 10_000) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * A session of the test's own on `url`, ended with the test. The server is stopped first when the test
+ * fails midway (its cleanup was registered first): that termination is not the test's error.
+ */
+async function session(t: TestContext, url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  await client.connect();
+  t.after(() => client.end().catch(() => undefined));
+  return client;
+}
+
+/**
+ * Decision 265's guard: a lease on its way when a write failed may have been made before the store stopped
+ * writing, and proves nothing. Here a lease waits (another session holds a table it reads) while the store
+ * stops taking writes and attempts fail to be recorded; then it goes on, writes and returns callbacks. None
+ * of them may be sent before the store writes again (the fault must not end on that lease).
+ */
+test('PostgreSQL: a lease that returns after a write failed sends nothing until the store writes again', async (t) => {
+  const server = await startPostgres(t);
+  const app = await startApp(t, { DATABASE_URL: server.url, ...FAST_FAULTS });
+  const merchant = await heldMerchant(t);
+  const late = 6;
+  const total = 2 * CALLBACK_CONCURRENCY + late;
+  await paidOrders(app.deps.store.orders, merchant.url, total);
+  const callbacks = createCallbackQueue(app.deps, { pollMs: 20, leaseMs: 12_000 });
+  onCleanup(t, () => callbacks.stop());
+  callbacks.start();
+  await waitUntil(
+    () => merchant.arrivals.length === CALLBACK_CONCURRENCY,
+    10_000,
+    'every lane to be sending',
+  );
+
+  // Every lease from now on waits at its start: it reads the agencies, which another session holds.
+  const holder = await session(t, server.url);
+  await holder.query('BEGIN');
+  await holder.query('LOCK TABLE agencies IN ACCESS EXCLUSIVE MODE');
+  // The first deliveries are recorded; the lanes take the callbacks waiting in the process (held by the
+  // merchant), and with half of what the process may hold free it leases the last ones: that lease waits.
+  merchant.answerWaiting();
+  const watcher = await session(t, server.url);
+  const leaseWaiting = async () =>
+    (
+      await watcher.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE wait_event_type = 'Lock' AND query LIKE '%due AS MATERIALIZED%'`,
+      )
+    ).rows[0]!.n === 1;
+  await untilTrue(leaseWaiting, 'the lease to wait for the agencies');
+  assert.equal(merchant.arrivals.length, 2 * CALLBACK_CONCURRENCY, 'the lanes took the callbacks held');
+
+  // While that lease waits, the store stops taking writes and the second deliveries cannot be recorded.
+  await server.takeWrites(false);
+  merchant.release();
+  await waitUntil(() => app.logs().includes('the store cannot write'), 10_000, 'the fault to be seen');
+  const leasedUnsent = async () =>
+    (
+      await watcher.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM callbacks WHERE attempts = 0 AND lease_until IS NOT NULL`,
+      )
+    ).rows[0]!.n;
+  assert.equal(await leasedUnsent(), CALLBACK_CONCURRENCY, 'leased and unrecorded: the second deliveries');
+  // The lease goes on: it began before the store stopped writing, so it writes and returns the last ones.
+  await holder.query('ROLLBACK');
+  await untilTrue(async () => !(await leaseWaiting()), 'the lease to go on');
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  assert.equal(
+    await leasedUnsent(),
+    CALLBACK_CONCURRENCY + late,
+    'the lease went through: the last ones are leased',
+  );
+  assert.equal(
+    merchant.arrivals.length,
+    2 * CALLBACK_CONCURRENCY,
+    'nothing the late lease took was sent while the store could not write',
+  );
+  assert.doesNotMatch(app.logs(), /the store writes again/);
+
+  await server.takeWrites(true);
+  await waitUntil(
+    () => new Set(merchant.arrivals).size === total,
+    30_000,
+    'every callback to reach the merchant',
+  );
+  await callbacks.drain();
+  const sent = timesSent(merchant.arrivals);
+  const unrecorded = new Set(merchant.arrivals.slice(CALLBACK_CONCURRENCY, 2 * CALLBACK_CONCURRENCY));
+  const stored = await app.deps.store.callbacks.list({ limit: 1000 });
+  assert.equal(stored.length, total);
+  for (const callback of stored) {
+    assert.equal(callback.state, 'delivered', `callback ${callback.id}`);
+    assert.equal(callback.attempts, 1, `callback ${callback.id}: one attempt recorded`);
+    assert.equal(
+      sent.get(String(callback.id)),
+      unrecorded.has(String(callback.id)) ? 2 : 1,
+      `callback ${callback.id}: times sent`,
+    );
+  }
 });
