@@ -152,6 +152,11 @@ export interface WorkersDelivery {
    * statement outside a transaction is one): the round trips the workers' delivery cost the store.
    */
   transactions: number;
+  /**
+   * Autovacuum's and autoanalyze's runs that ended during the delivery, each as `table (vacuum|analyze)`:
+   * the server's CPU above counts their work too, on whatever rows the scenarios before left.
+   */
+  maintenance: string[];
 }
 
 /**
@@ -169,6 +174,31 @@ function sessionsGone(url: string): Promise<void> {
       if (Number(rows[0]?.n ?? 0) === 0) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+  });
+}
+
+/** Each table's autovacuum and autoanalyze runs so far, as `table (vacuum|analyze)` once per run. */
+function maintenanceSoFar(url: string): Promise<string[]> {
+  return withClient(url, async (c) => {
+    const { rows } = await c.query<{ relname: string; vacuums: number; analyzes: number }>(
+      `SELECT relname, autovacuum_count::int AS vacuums, autoanalyze_count::int AS analyzes
+       FROM pg_stat_user_tables ORDER BY relname`,
+    );
+    return rows.flatMap((r) => [
+      ...Array<string>(r.vacuums).fill(`${r.relname} (vacuum)`),
+      ...Array<string>(r.analyzes).fill(`${r.relname} (analyze)`),
+    ]);
+  });
+}
+
+/** What `after` has that `before` had not, as a multiset. */
+function runsSince(before: readonly string[], after: readonly string[]): string[] {
+  const left = [...before];
+  return after.filter((run) => {
+    const i = left.indexOf(run);
+    if (i < 0) return true;
+    left.splice(i, 1);
+    return false;
   });
 }
 
@@ -254,6 +284,7 @@ export async function timeWorkers(options: {
     if (Date.now() > dueAt.getTime() - 1000) throw new Error('the release took longer than RELEASE_AHEAD_MS');
     await new Promise((resolve) => setTimeout(resolve, dueAt.getTime() - 500 - Date.now()));
     const transactions0 = await transactionsSoFar(options.databaseUrl);
+    const maintenance0 = await maintenanceSoFar(options.databaseUrl);
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, dueAt.getTime() - Date.now())));
     const cpu0 = children.map((c) => processCpuSeconds(c.pid ?? 0));
     const postgres0 = processTreeCpuSeconds(options.postgresPid);
@@ -295,6 +326,7 @@ export async function timeWorkers(options: {
       workersCpuPercent: percent(cpu),
       postgresCpuPercent: percent(processTreeCpuSeconds(options.postgresPid) - postgres0),
       redisCpuPercent: percent(processCpuSeconds(options.redisPid) - redis0),
+      maintenance: runsSince(maintenance0, await maintenanceSoFar(options.databaseUrl)),
     };
     await Promise.all(children.splice(0).map(stopProcess));
     await sessionsGone(options.databaseUrl);
