@@ -362,7 +362,11 @@ test('PostgreSQL: a lease that returns after a write failed sends nothing until 
       )
     ).rows[0]!.n === 1;
   await untilTrue(leaseWaiting, 'the lease to wait for the agencies');
-  assert.equal(merchant.arrivals.length, 2 * CALLBACK_CONCURRENCY, 'the lanes took the callbacks held');
+  await waitUntil(
+    () => merchant.arrivals.length === 2 * CALLBACK_CONCURRENCY,
+    10_000,
+    'the lanes to send the callbacks they held',
+  );
 
   // While that lease waits, the store stops taking writes and the second deliveries cannot be recorded.
   await server.takeWrites(false);
