@@ -153,8 +153,9 @@ export interface WorkersDelivery {
    */
   transactions: number;
   /**
-   * Autovacuum's and autoanalyze's runs that ended during the delivery, each as `table (vacuum|analyze)`:
-   * the server's CPU above counts their work too, on whatever rows the scenarios before left.
+   * Autovacuum's and autoanalyze's runs that ended during the delivery, each as `table (vacuum|analyze)`,
+   * and those still running when it ended (`table (vacuum, running)`): the server's CPU above counts their
+   * work too, on whatever rows the scenarios before left.
    */
   maintenance: string[];
 }
@@ -188,6 +189,18 @@ function maintenanceSoFar(url: string): Promise<string[]> {
       ...Array<string>(r.vacuums).fill(`${r.relname} (vacuum)`),
       ...Array<string>(r.analyzes).fill(`${r.relname} (analyze)`),
     ]);
+  });
+}
+
+/** The vacuums and analyses running now, as `table (vacuum, running)` or `table (analyze, running)`. */
+function maintenanceRunning(url: string): Promise<string[]> {
+  return withClient(url, async (c) => {
+    const { rows } = await c.query<{ run: string }>(
+      `SELECT relid::regclass::text || ' (vacuum, running)' AS run FROM pg_stat_progress_vacuum
+       UNION ALL
+       SELECT relid::regclass::text || ' (analyze, running)' FROM pg_stat_progress_analyze`,
+    );
+    return rows.map((r) => r.run);
   });
 }
 
@@ -283,8 +296,8 @@ export async function timeWorkers(options: {
     await releaseCallbacks(options.databaseUrl, dueAt);
     if (Date.now() > dueAt.getTime() - 1000) throw new Error('the release took longer than RELEASE_AHEAD_MS');
     await new Promise((resolve) => setTimeout(resolve, dueAt.getTime() - 500 - Date.now()));
-    const transactions0 = await transactionsSoFar(options.databaseUrl);
     const maintenance0 = await maintenanceSoFar(options.databaseUrl);
+    const transactions0 = await transactionsSoFar(options.databaseUrl);
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, dueAt.getTime() - Date.now())));
     const cpu0 = children.map((c) => processCpuSeconds(c.pid ?? 0));
     const postgres0 = processTreeCpuSeconds(options.postgresPid);
@@ -326,7 +339,10 @@ export async function timeWorkers(options: {
       workersCpuPercent: percent(cpu),
       postgresCpuPercent: percent(processTreeCpuSeconds(options.postgresPid) - postgres0),
       redisCpuPercent: percent(processCpuSeconds(options.redisPid) - redis0),
-      maintenance: runsSince(maintenance0, await maintenanceSoFar(options.databaseUrl)),
+      maintenance: [
+        ...runsSince(maintenance0, await maintenanceSoFar(options.databaseUrl)),
+        ...(await maintenanceRunning(options.databaseUrl)),
+      ],
     };
     await Promise.all(children.splice(0).map(stopProcess));
     await sessionsGone(options.databaseUrl);

@@ -1039,8 +1039,8 @@ async function main(): Promise<boolean> {
         `${fmtPct(workersDelivery.workersCpuPercent)} of a core, the PostgreSQL server ` +
         `${fmtPct(workersDelivery.postgresCpuPercent)}, redis-server ${fmtPct(workersDelivery.redisCpuPercent)}; ` +
         `PostgreSQL ran ${(workersDelivery.transactions / callbacks).toFixed(2)} transactions per callback ` +
-        `(${fmtInt(workersDelivery.transactions)} in all); autovacuum ran meanwhile on ` +
-        (workersDelivery.maintenance.join(', ') || 'nothing'),
+        `(${fmtInt(workersDelivery.transactions)} in all); autovacuum and autoanalyze meanwhile: ` +
+        (workersDelivery.maintenance.join(', ') || 'none ended or running'),
     );
     console.log(
       `  warm-up (not measured): ${RELAY_WARMUP_CALLBACKS} callbacks at ${fmtInt(warmRate)}/s; the paid orders ` +

@@ -19,6 +19,7 @@ import { paidOrders } from '../support/orders.ts';
 import { startRedis } from '../support/redis.ts';
 import { startPostgres } from '../support/postgres.ts';
 import pg from 'pg';
+import { LOCK_WAIT_MS } from '../../core/store/outage.ts';
 
 /** Mounts a small tmpfs at `dir` (needs root); returns why not when it cannot. */
 function mountSmallDisk(dir: string): string | undefined {
@@ -313,8 +314,8 @@ async function untilTrue(check: () => Promise<boolean>, what: string): Promise<v
 }
 
 /**
- * A session of the test's own on `url`, ended with the test. The server is stopped first when the test
- * fails midway (its cleanup was registered first): that termination is not the test's error.
+ * A session of the test's own on `url`, ended with the test. The server is stopped before it (the server's
+ * cleanup was registered first): that termination is not the test's error.
  */
 async function session(t: TestContext, url: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url });
@@ -332,12 +333,14 @@ async function session(t: TestContext, url: string): Promise<pg.Client> {
  */
 test('PostgreSQL: a lease that returns after a write failed sends nothing until the store writes again', async (t) => {
   const server = await startPostgres(t);
-  const app = await startApp(t, { DATABASE_URL: server.url, ...FAST_FAULTS });
+  // The merchant holds the second POSTs until the server refuses writes: they must not time out first
+  // (5 s), and a lease leaves room for an attempt and the 5 s margin after waiting for a lane (20 s).
+  const app = await startApp(t, { DATABASE_URL: server.url, ...FAST_FAULTS, CALLBACK_TIMEOUT_MS: '5000' });
   const merchant = await heldMerchant(t);
   const late = 6;
   const total = 2 * CALLBACK_CONCURRENCY + late;
   await paidOrders(app.deps.store.orders, merchant.url, total);
-  const callbacks = createCallbackQueue(app.deps, { pollMs: 20, leaseMs: 12_000 });
+  const callbacks = createCallbackQueue(app.deps, { pollMs: 20, leaseMs: 20_000 });
   onCleanup(t, () => callbacks.stop());
   callbacks.start();
   await waitUntil(
@@ -362,6 +365,7 @@ test('PostgreSQL: a lease that returns after a write failed sends nothing until 
       )
     ).rows[0]!.n === 1;
   await untilTrue(leaseWaiting, 'the lease to wait for the agencies');
+  const leaseWaitsSince = Date.now();
   await waitUntil(
     () => merchant.arrivals.length === 2 * CALLBACK_CONCURRENCY,
     10_000,
@@ -378,7 +382,16 @@ test('PostgreSQL: a lease that returns after a write failed sends nothing until 
         `SELECT count(*)::int AS n FROM callbacks WHERE attempts = 0 AND lease_until IS NOT NULL`,
       )
     ).rows[0]!.n;
-  assert.equal(await leasedUnsent(), CALLBACK_CONCURRENCY, 'leased and unrecorded: the second deliveries');
+  assert.equal(
+    await leasedUnsent(),
+    CALLBACK_CONCURRENCY,
+    'before the waiting lease goes on: the 32 sent last are leased, the last 6 are not',
+  );
+  // Past the store's lock wait the lease would give up by itself, and its retry would find no writes.
+  assert.ok(
+    Date.now() - leaseWaitsSince < LOCK_WAIT_MS,
+    `the lease waited ${Date.now() - leaseWaitsSince} ms, past the store's lock wait: this machine was too slow for the test`,
+  );
   // The lease goes on: it began before the store stopped writing, so it writes and returns the last ones.
   await holder.query('ROLLBACK');
   await untilTrue(async () => !(await leaseWaiting()), 'the lease to go on');
@@ -398,7 +411,7 @@ test('PostgreSQL: a lease that returns after a write failed sends nothing until 
   await server.takeWrites(true);
   await waitUntil(
     () => new Set(merchant.arrivals).size === total,
-    30_000,
+    60_000,
     'every callback to reach the merchant',
   );
   await callbacks.drain();
