@@ -213,7 +213,7 @@ async function heldMerchant(t: TestContext) {
   };
 }
 
-/** The app settings of both tests below: an attempt takes 1 s at most, and a fault is retried within 0.4 s. */
+/** The app settings of the tests below: an attempt takes 1 s at most, and a fault is retried within 0.4 s. */
 const FAST_FAULTS = {
   CALLBACK_TIMEOUT_MS: '1000',
   PIPELINE_RETRY_BASE_MS: '50',
