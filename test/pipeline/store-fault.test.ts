@@ -221,6 +221,28 @@ const FAST_FAULTS = {
   STORE_FAULT_LOG_MS: '60000',
 };
 
+/** The callbacks of the tests below: every lane busy, as many leased and waiting, and a few not leased yet. */
+const LATE_CALLBACKS = 6;
+const TOTAL_CALLBACKS = 2 * CALLBACK_CONCURRENCY + LATE_CALLBACKS;
+
+/**
+ * Pays TOTAL_CALLBACKS orders whose callbacks go to a merchant that holds its answers, and starts a
+ * callbacks' queue on `app` (leases of `leaseMs`); resolves once every lane is sending.
+ */
+async function lanesBusy(t: TestContext, app: TestApp, leaseMs: number) {
+  const merchant = await heldMerchant(t);
+  await paidOrders(app.deps.store.orders, merchant.url, TOTAL_CALLBACKS);
+  const callbacks = createCallbackQueue(app.deps, { pollMs: 20, leaseMs });
+  onCleanup(t, () => callbacks.stop());
+  callbacks.start();
+  await waitUntil(
+    () => merchant.arrivals.length === CALLBACK_CONCURRENCY,
+    10_000,
+    'every lane to be sending',
+  );
+  return { merchant, callbacks };
+}
+
 /**
  * Every lane of a process's callbacks' queue waits on the merchant, with as many callbacks leased and
  * waiting in the process; then the store stops taking writes (`cannotWrite`, which returns what gives them
@@ -233,22 +255,11 @@ async function leasedWhileStoreCannotWrite(
   app: TestApp,
   cannotWrite: () => Promise<() => Promise<void>>,
 ): Promise<void> {
-  const merchant = await heldMerchant(t);
-  // Every lane busy, as many leased and waiting, and a few not leased yet.
-  const total = 2 * CALLBACK_CONCURRENCY + 6;
-  await paidOrders(app.deps.store.orders, merchant.url, total);
+  // A lease of 12 s leaves room for an attempt (1 s and the 5 s margin) that waited a while for a lane.
+  const { merchant, callbacks } = await lanesBusy(t, app, 12_000);
+  const total = TOTAL_CALLBACKS;
   const ids = (await app.deps.store.callbacks.list({ limit: 1000 })).map((c) => c.id);
   assert.equal(ids.length, total);
-
-  // A lease of 12 s leaves room for an attempt (1 s and the 5 s margin) that waited a while for a lane.
-  const callbacks = createCallbackQueue(app.deps, { pollMs: 20, leaseMs: 12_000 });
-  onCleanup(t, () => callbacks.stop());
-  callbacks.start();
-  await waitUntil(
-    () => merchant.arrivals.length === CALLBACK_CONCURRENCY,
-    10_000,
-    'every lane to be sending',
-  );
   await new Promise((resolve) => setTimeout(resolve, 300));
   assert.equal(merchant.arrivals.length, CALLBACK_CONCURRENCY, 'no more than the lanes at once');
 
@@ -305,14 +316,6 @@ test('PostgreSQL: leased callbacks waiting in a process are not sent while the s
   });
 });
 
-/** Resolves once `check` resolves true; fails after 10 s. */
-async function untilTrue(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (const started = Date.now(); !(await check());) {
-    if (Date.now() - started > 10_000) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /**
  * A session of the test's own on `url`, ended with the test. The server is stopped before it (the server's
  * cleanup was registered first): that termination is not the test's error.
@@ -336,18 +339,8 @@ test('PostgreSQL: a lease that returns after a write failed sends nothing until 
   // The merchant holds the second POSTs until the server refuses writes: they must not time out first
   // (5 s), and a lease leaves room for an attempt and the 5 s margin after waiting for a lane (20 s).
   const app = await startApp(t, { DATABASE_URL: server.url, ...FAST_FAULTS, CALLBACK_TIMEOUT_MS: '5000' });
-  const merchant = await heldMerchant(t);
-  const late = 6;
-  const total = 2 * CALLBACK_CONCURRENCY + late;
-  await paidOrders(app.deps.store.orders, merchant.url, total);
-  const callbacks = createCallbackQueue(app.deps, { pollMs: 20, leaseMs: 20_000 });
-  onCleanup(t, () => callbacks.stop());
-  callbacks.start();
-  await waitUntil(
-    () => merchant.arrivals.length === CALLBACK_CONCURRENCY,
-    10_000,
-    'every lane to be sending',
-  );
+  const { merchant, callbacks } = await lanesBusy(t, app, 20_000);
+  const total = TOTAL_CALLBACKS;
 
   // Every lease from now on waits at its start: it reads the agencies, which another session holds.
   const holder = await session(t, server.url);
@@ -356,6 +349,7 @@ test('PostgreSQL: a lease that returns after a write failed sends nothing until 
   // The first deliveries are recorded; the lanes take the callbacks waiting in the process (held by the
   // merchant), and with half of what the process may hold free it leases the last ones: that lease waits.
   merchant.answerWaiting();
+  const leaseWaitsSince = Date.now();
   const watcher = await session(t, server.url);
   const leaseWaiting = async () =>
     (
@@ -364,8 +358,7 @@ test('PostgreSQL: a lease that returns after a write failed sends nothing until 
          WHERE wait_event_type = 'Lock' AND query LIKE '%due AS MATERIALIZED%'`,
       )
     ).rows[0]!.n === 1;
-  await untilTrue(leaseWaiting, 'the lease to wait for the agencies');
-  const leaseWaitsSince = Date.now();
+  await waitUntil(leaseWaiting, 10_000, 'the lease to wait for the agencies');
   await waitUntil(
     () => merchant.arrivals.length === 2 * CALLBACK_CONCURRENCY,
     10_000,
@@ -394,11 +387,11 @@ test('PostgreSQL: a lease that returns after a write failed sends nothing until 
   );
   // The lease goes on: it began before the store stopped writing, so it writes and returns the last ones.
   await holder.query('ROLLBACK');
-  await untilTrue(async () => !(await leaseWaiting()), 'the lease to go on');
+  await waitUntil(async () => !(await leaseWaiting()), 10_000, 'the lease to go on');
   await new Promise((resolve) => setTimeout(resolve, 1500));
   assert.equal(
     await leasedUnsent(),
-    CALLBACK_CONCURRENCY + late,
+    CALLBACK_CONCURRENCY + LATE_CALLBACKS,
     'the lease went through: the last ones are leased',
   );
   assert.equal(

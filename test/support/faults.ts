@@ -45,9 +45,13 @@ export function ledgerNow(databaseFile: string): string[] {
 }
 
 /** Waits until `check` is true, polling; returns how long it took, or fails after `timeoutMs`. */
-export async function waitUntil(check: () => boolean, timeoutMs: number, what: string): Promise<number> {
+export async function waitUntil(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<number> {
   const started = Date.now();
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() - started > timeoutMs) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
