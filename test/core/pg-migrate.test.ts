@@ -132,6 +132,36 @@ test('a database that does not sort text by bytes is refused before anything is 
   assert.match(result.stderr, /amil needs the C collation/);
 });
 
+test('a database whose default collation is ICU is refused, though its LC_COLLATE says C', async () => {
+  // PostgreSQL 15's LOCALE_PROVIDER icu (initdb --locale-provider=icu, or a managed service's default):
+  // pg_database.datcollate is C, and yet every ORDER BY on text is linguistic (a before B).
+  const url = await server.createTestDatabase();
+  const name = new URL(url).pathname.slice(1);
+  const other = `${name}_icu`;
+  await withPool(url, (db) =>
+    db.run(
+      `CREATE DATABASE ${other} TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US' ` +
+        "LC_COLLATE 'C' LC_CTYPE 'C'",
+    ),
+  );
+  const icuUrl = url.replace(`/${name}`, `/${other}`);
+  const sorted = await withPool(icuUrl, (db) =>
+    db.rows<{ s: string }>("SELECT s FROM unnest(ARRAY['B', 'a']) AS s ORDER BY s"),
+  );
+  assert.deepEqual(
+    sorted.map((r) => r.s),
+    ['a', 'B'],
+    'this database sorts linguistically',
+  );
+  const result = await amil(['db', 'migrate'], { DATABASE_URL: icuUrl });
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /sorts text by ICU's "en-US"; amil needs the C collation/);
+  const tables = await withPool(icuUrl, (db) =>
+    db.rows("SELECT 1 FROM pg_tables WHERE schemaname = 'public'"),
+  );
+  assert.equal(tables.length, 0, 'nothing was applied');
+});
+
 /** One column as both engines describe it, in SQLite's words. */
 interface Column {
   type: string;

@@ -19,16 +19,48 @@ export function pgMigrationFiles(): string[] {
   return migrationFiles(MIGRATIONS_DIR);
 }
 
-/** amil orders text as SQLite does, by bytes: a database with a linguistic collation would reorder reports. */
+/**
+ * Strings that every linguistic collation orders otherwise than bytes do: case (`B` before `a` by bytes),
+ * punctuation, digits, an accent (`é` after `f` by bytes).
+ */
+const COLLATION_PROBE = ['a', 'B', '_', '-', '1', 'é', 'f', 'Z'];
+const BYTE_ORDER = COLLATION_PROBE.map((s, i) => ({ s, i: i + 1 }))
+  .sort((x, y) => Buffer.compare(Buffer.from(x.s), Buffer.from(y.s)))
+  .map((x) => x.i)
+  .join(',');
+
+/**
+ * amil orders text as SQLite does, by bytes: a database with a linguistic collation would reorder reports.
+ * `datcollate` alone is not enough: since PostgreSQL 15 a database's default collation may come from ICU
+ * (`LOCALE_PROVIDER icu`, some managed services' default) while `datcollate` still says C, so the order
+ * the database actually gives is checked too. The provider's columns are read through `to_jsonb`, which
+ * names them on every version (PostgreSQL 17 renamed `daticulocale` to `datlocale`).
+ */
 async function checkCollation(db: PgDb): Promise<void> {
-  const row = await db.row<{ collate: string }>(
-    'SELECT datcollate AS collate FROM pg_database WHERE datname = current_database()',
+  const row = await db.row<{
+    collate: string;
+    provider: string | null;
+    locale: string | null;
+    sorted: string;
+  }>(
+    `SELECT d.datcollate AS collate, to_jsonb(d) ->> 'datlocprovider' AS provider,
+       coalesce(to_jsonb(d) ->> 'datlocale', to_jsonb(d) ->> 'daticulocale') AS locale,
+       (SELECT string_agg(p.i::text, ',' ORDER BY p.s) FROM unnest($1::text[]) WITH ORDINALITY AS p (s, i))
+         AS sorted
+     FROM pg_database d WHERE d.datname = current_database()`,
+    [COLLATION_PROBE],
   );
-  if (row && row.collate !== 'C' && row.collate !== 'POSIX')
-    throw new Error(
-      `the database sorts text by "${row.collate}"; amil needs the C collation (bytewise, as SQLite): ` +
-        "CREATE DATABASE amil TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'",
-    );
+  if (!row) return;
+  const byBytes = row.collate === 'C' || row.collate === 'POSIX';
+  if (byBytes && row.sorted === BYTE_ORDER) return;
+  const how =
+    row.provider === 'i'
+      ? `ICU's "${row.locale ?? '?'}"`
+      : `"${row.provider === 'b' ? row.locale : row.collate}"`;
+  throw new Error(
+    `the database sorts text by ${how}; amil needs the C collation (bytewise, as SQLite): ` +
+      "CREATE DATABASE amil TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER libc LC_COLLATE 'C' LC_CTYPE 'C'",
+  );
 }
 
 /** Applies the pending migrations; returns the names it applied (none when another process did). */
