@@ -4,7 +4,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import pg from 'pg';
 import { Writable } from 'node:stream';
 import type Database from 'better-sqlite3';
 import { loadConfig } from '../../core/config.ts';
@@ -13,7 +15,8 @@ import { pgMigrationFiles } from '../../core/store/pg/migrate.ts';
 import { openPgPool, type PgDb } from '../../core/store/pg/pool.ts';
 import { runProgram } from '../../bin/cli/program.ts';
 import { runCliProcess } from '../bin/processes.ts';
-import { tempDir } from '../helpers.ts';
+import { REPO_ROOT, tempDir } from '../helpers.ts';
+import { waitUntil } from '../support/faults.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 
 let server: TestPostgres;
@@ -160,6 +163,89 @@ test('a database whose default collation is ICU is refused, though its LC_COLLAT
     db.rows("SELECT 1 FROM pg_tables WHERE schemaname = 'public'"),
   );
   assert.equal(tables.length, 0, 'nothing was applied');
+});
+
+test('a migration whose index was built beforehand and left invalid (a cancelled CONCURRENTLY) is refused', async () => {
+  const url = await server.createTestDatabase();
+  const files = pgMigrationFiles();
+  // The release before 019, as migratePg leaves it.
+  await withPool(url, async (db) => {
+    await db.run('CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL)');
+    for (const file of files.filter((f) => f < '019')) {
+      await db.transaction(async (tx) => {
+        await tx.run(readFileSync(path.join(REPO_ROOT, 'core/store/pg/migrations', file), 'utf8'));
+        await tx.run('INSERT INTO schema_migrations VALUES ($1, now())', [file]);
+      });
+    }
+  });
+  // The operator builds 019's index beforehand (docs/deployment.md). It waits for a transaction holding an
+  // older snapshot (a long report, a backup), and the operator presses Ctrl-C: an invalid index is left,
+  // and the same statement run again says "already exists, skipping".
+  const build = `CREATE INDEX CONCURRENTLY IF NOT EXISTS ledger_by_day_in_posting_order
+    ON ledger_entries (sink, business_date, posting_id, version)`;
+  const snapshot = new pg.Client({ connectionString: url });
+  const operator = new pg.Client({ connectionString: url });
+  await snapshot.connect();
+  await operator.connect();
+  try {
+    await snapshot.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    await snapshot.query('SELECT txid_current()');
+    const building = operator.query(build).then(
+      () => 'built',
+      (err: Error) => err.message,
+    );
+    await withPool(url, async (db) => {
+      await waitUntil(
+        async () =>
+          (await db.rows("SELECT 1 FROM pg_stat_activity WHERE query LIKE 'CREATE INDEX CONCURRENTLY%'"))
+            .length > 0,
+        10_000,
+        'the build to start',
+      );
+      await db.run(
+        "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'CREATE INDEX CONCURRENTLY%'",
+      );
+    });
+    assert.match(await building, /canceling statement/);
+    await snapshot.query('COMMIT');
+    await operator.query(build);
+  } finally {
+    await snapshot.end();
+    await operator.end();
+  }
+  const dayIndexes = () =>
+    withPool(url, (db) =>
+      db.rows<{ name: string; valid: boolean }>(
+        `SELECT c.relname AS name, i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+         WHERE i.indrelid = 'ledger_entries'::regclass AND c.relname LIKE 'ledger_by_day%' ORDER BY 1`,
+      ),
+    );
+  assert.deepEqual(await dayIndexes(), [
+    { name: 'ledger_by_day', valid: true },
+    { name: 'ledger_by_day_in_posting_order', valid: false },
+  ]);
+
+  const refused = await amil(['db', 'migrate'], { DATABASE_URL: url });
+  assert.equal(refused.code, 1);
+  assert.match(
+    refused.stderr,
+    /019_ledger_by_day_in_posting_order\.sql was not applied: index ledger_by_day_in_posting_order exists but is not valid .*DROP INDEX CONCURRENTLY ledger_by_day_in_posting_order/,
+  );
+  assert.deepEqual(
+    await dayIndexes(),
+    [
+      { name: 'ledger_by_day', valid: true },
+      { name: 'ledger_by_day_in_posting_order', valid: false },
+    ],
+    'the index it replaces is still there',
+  );
+
+  // What the refusal says to do, then the migration goes through with a valid index.
+  await withPool(url, (db) => db.run('DROP INDEX CONCURRENTLY ledger_by_day_in_posting_order'));
+  const migrated = await amil(['db', 'migrate'], { DATABASE_URL: url });
+  assert.equal(migrated.code, 0, migrated.stderr);
+  assert.match(migrated.stdout, /^applied {2}019_ledger_by_day_in_posting_order\.sql$/m);
+  assert.deepEqual(await dayIndexes(), [{ name: 'ledger_by_day_in_posting_order', valid: true }]);
 });
 
 /** One column as both engines describe it, in SQLite's words. */

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mergeStatus, migrationFiles, type MigrationState } from '../migration-status.ts';
-import type { PgDb } from './pool.ts';
+import type { PgDb, Queryable } from './pool.ts';
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
@@ -63,6 +63,37 @@ async function checkCollation(db: PgDb): Promise<void> {
   );
 }
 
+/** The indexes a migration makes only if they do not exist: an operator may have built them beforehand. */
+function indexesIfNotExists(sql: string): string[] {
+  return [
+    ...sql.matchAll(/CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:CONCURRENTLY\s+)?IF\s+NOT\s+EXISTS\s+(\w+)/gi),
+  ].map((m) => m[1]!);
+}
+
+/**
+ * A migration's `CREATE INDEX IF NOT EXISTS` is met by an index of that name even when it is not valid: a
+ * `CREATE INDEX CONCURRENTLY` built beforehand (docs/deployment.md) and cancelled or failed leaves one,
+ * which PostgreSQL keeps up to date and never reads. The migration would then go on (019 drops the index
+ * it replaces) and leave its table without a usable index, so it is refused, naming the fix.
+ */
+async function refuseInvalidIndexes(tx: Queryable, file: string, sql: string): Promise<void> {
+  const names = indexesIfNotExists(sql);
+  if (names.length === 0) return;
+  const invalid = await tx.rows<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+     WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY ($1::text[]) AND NOT i.indisvalid
+     ORDER BY 1`,
+    [names],
+  );
+  if (invalid.length === 0) return;
+  const list = invalid.map((r) => r.name).join(', ');
+  throw new Error(
+    `${file} was not applied: index ${list} exists but is not valid (a CREATE INDEX CONCURRENTLY that ` +
+      `was cancelled or failed). Drop it (DROP INDEX CONCURRENTLY ${invalid[0]!.name}), then build it again ` +
+      'as docs/deployment.md says, or run amil db migrate to build it (writes to its table wait meanwhile).',
+  );
+}
+
 /** Applies the pending migrations; returns the names it applied (none when another process did). */
 export async function migratePg(db: PgDb): Promise<string[]> {
   await checkCollation(db);
@@ -78,6 +109,7 @@ export async function migratePg(db: PgDb): Promise<string[]> {
       await tx.run(`CREATE TABLE IF NOT EXISTS schema_migrations (
         name text PRIMARY KEY, applied_at timestamptz NOT NULL)`);
       if (await tx.row('SELECT 1 FROM schema_migrations WHERE name = $1', [file])) return false;
+      await refuseInvalidIndexes(tx, file, sql);
       await tx.run(sql);
       await tx.run('INSERT INTO schema_migrations (name, applied_at) VALUES ($1, $2)', [
         file,
