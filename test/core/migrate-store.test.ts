@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { fixedClock } from '../../core/clock.ts';
 import { loadConfig } from '../../core/config.ts';
 import { localWorkbook } from '../../core/recon-workbook.ts';
-import { migratePg } from '../../core/store/pg/migrate.ts';
+import { migratePg, pgMigrationFiles } from '../../core/store/pg/migrate.ts';
 import { migrateStore } from '../../core/store/sqlite/migrate-store.ts';
 import { openDatabase } from '../../core/store/sqlite/db.ts';
 import { openPgPool } from '../../core/store/pg/pool.ts';
@@ -253,6 +253,48 @@ test(
     assert.deepEqual(await pg.rows('SELECT id FROM bank_postings'), []);
   },
 );
+
+test(
+  'migrate-store refuses a target of an older release that holds data before migrating it, leaving it as it was',
+  SQLITE_SOURCE,
+  async (t) => {
+    const file = await usedStore(t);
+    // Another installation's live database, on the release before migration 025, holding its own data.
+    const url = await server.createTestDatabase();
+    const pg = openPgPool(url);
+    t.after(() => pg.close());
+    await pg.run('CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL)');
+    const older = pgMigrationFiles().filter((f) => f < '025');
+    for (const name of older)
+      await pg.transaction(async (tx) => {
+        await tx.run(readFileSync(path.join(REPO_ROOT, 'core/store/pg/migrations', name), 'utf8'));
+        await tx.run('INSERT INTO schema_migrations VALUES ($1, now())', [name]);
+      });
+    await pg.run("INSERT INTO partners (id, created_at) VALUES ('other-bank', now())");
+
+    const result = await moveStore(file, url);
+    assert.equal(result.code, 1);
+    assert.match(
+      result.stderr,
+      /amil: the target database is not empty \(table partners has rows\) and has \d+ of this release's migrations to apply \(025_\w+\.sql\.\.\.\), so it is no earlier move of this file; nothing was copied or applied/,
+    );
+    const applied = await pg.rows<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name');
+    assert.deepEqual(
+      applied.map((r) => r.name),
+      older,
+      'no migration applied to the refused database',
+    );
+    assert.doesNotThrow(() => openDatabase(file).close(), 'the file is not marked moved');
+  },
+);
+
+test('migrate-store from a file that does not exist says so', async (t) => {
+  const url = await server.createTestDatabase();
+  const missing = path.join(tempDir(t), 'no-such', 'amil.db');
+  const result = await moveStore(missing, url);
+  assert.equal(result.code, 1);
+  assert.equal(result.stderr, `amil: ${missing} does not exist: name the SQLite file of the store to move\n`);
+});
 
 /** The reconciliation runs the SQLite store at `file` recorded, as the store reads them. */
 function runsOf(file: string): Pick<ReconRunRow, 'id' | 'sink' | 'file' | 'fileSha256' | 'fileBytes'>[] {

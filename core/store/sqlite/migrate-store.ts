@@ -5,6 +5,7 @@
  * `amil migrate-store` runs (docs/deployment.md).
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { sqliteMigrationStatus } from './migration-status.ts';
@@ -18,8 +19,8 @@ import {
   type RunWorkbook,
   type WorkbookCopy,
 } from './migrate-workbooks.ts';
-import { migratePg } from '../pg/migrate.ts';
-import { openPgPool, redactDatabaseUrl, type PgTx } from '../pg/pool.ts';
+import { migratePg, pgMigrationStatus } from '../pg/migrate.ts';
+import { openPgPool, redactDatabaseUrl, type PgDb, type PgTx } from '../pg/pool.ts';
 import { LOCK_WAIT_MS } from '../outage.ts';
 import { MOVED_TABLE, liftMovedMark, markMoved } from './moved-mark.ts';
 
@@ -197,6 +198,8 @@ export async function migrateStore(
   url: string,
   options: MigrateStoreOptions = {},
 ): Promise<StoreCopy> {
+  // A mistyped path is said as such (the migration status reads a missing file as all pending).
+  if (!existsSync(file)) throw new Error(`${file} does not exist: name the SQLite file of the store to move`);
   const pending = sqliteMigrationStatus(file).filter((m) => !m.appliedAt);
   if (pending.length > 0)
     throw new Error(
@@ -265,8 +268,9 @@ async function copyHeld(
   // file, as long as a table takes, in the one transaction it commits.
   const pg = openPgPool(url, { max: 2, idleTransactionMs: 0 });
   try {
-    await migratePg(pg);
     const tables = tablesInOrder(sqlite);
+    await refuseOccupiedBeforeMigrating(pg, tables);
+    await migratePg(pg);
     return await pg.transaction(
       async (tx) => {
         const occupied = await firstOccupied(tx, tables);
@@ -300,6 +304,27 @@ export function reopenMovedStore(file: string, lockWaitMs = LOCK_WAIT_MS): boole
     return sqlite.transaction(() => liftMovedMark(sqlite)).immediate();
   } finally {
     sqlite.close();
+  }
+}
+
+/**
+ * A target that holds rows and still has migrations of this release to apply is no earlier move of this
+ * file (that move migrated it): another installation, or a database meant for something else. It is
+ * refused before anything is applied to it: a refusal leaves the target as it was, where a migration may
+ * lock and rewrite a table of a live database.
+ */
+async function refuseOccupiedBeforeMigrating(pg: PgDb, tables: readonly string[]): Promise<void> {
+  const pending = (await pgMigrationStatus(pg)).filter((m) => !m.appliedAt);
+  if (pending.length === 0) return;
+  for (const table of tables) {
+    if (table === 'health_heartbeat') continue;
+    const found = await pg.row<{ name: string | null }>('SELECT to_regclass($1)::text AS name', [table]);
+    if (found?.name && (await pg.row(`SELECT 1 FROM ${table} LIMIT 1`)))
+      throw new Error(
+        `the target database is not empty (table ${table} has rows) and has ${pending.length} of this ` +
+          `release's migrations to apply (${pending[0]?.name}...), so it is no earlier move of this file; ` +
+          'nothing was copied or applied. To move this file, name an empty database',
+      );
   }
 }
 
