@@ -8,6 +8,8 @@ import { readdirSync } from 'node:fs';
 export interface MigrationState {
   name: string;
   appliedAt: string | undefined;
+  /** False for a migration applied by a newer amil: this release has no such file. */
+  inRelease: boolean;
 }
 
 /** The NNN_name.sql files of a migrations directory, in the order they apply. */
@@ -23,6 +25,7 @@ export function mergeStatus(
   rows: readonly { name: string; appliedAt: string }[],
 ): MigrationState[] {
   const appliedAt = new Map(rows.map((r) => [r.name, r.appliedAt]));
+  const inRelease = new Set(files);
   const names = [...new Set([...files, ...appliedAt.keys()])].sort();
-  return names.map((name) => ({ name, appliedAt: appliedAt.get(name) }));
+  return names.map((name) => ({ name, appliedAt: appliedAt.get(name), inRelease: inRelease.has(name) }));
 }

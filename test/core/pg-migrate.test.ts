@@ -109,6 +109,37 @@ test('amil db status lists the migrations, pending then applied, without applyin
   assert.match((await amil(['db', 'status'], { DATABASE_URL: url })).stdout, /Up to date\.$/m);
 });
 
+test('amil db status and migrate say when a newer amil has migrated the database', async () => {
+  const url = await server.createTestDatabase();
+  assert.equal((await amil(['db', 'migrate'], { DATABASE_URL: url })).code, 0);
+  // A release rolled back: the database holds a migration this release does not have.
+  await withPool(url, (db) =>
+    db.run("INSERT INTO schema_migrations VALUES ('900_from_a_newer_release.sql', now())"),
+  );
+  const ahead =
+    /^Ahead of this release: 1 migration applied by a newer amil \(900_from_a_newer_release\.sql\)\. This release runs on the schema of the release after it/m;
+  const status = await amil(['db', 'status'], { DATABASE_URL: url });
+  assert.equal(status.code, 0, status.stderr);
+  assert.match(
+    status.stdout,
+    /^applied {2}900_from_a_newer_release\.sql {2}\S+ {2}\(not in this release\)$/m,
+  );
+  assert.doesNotMatch(status.stdout, /Up to date/);
+  assert.match(status.stdout, /^Nothing pending\.$/m);
+  assert.match(status.stdout, ahead);
+  const json = JSON.parse((await amil(['db', 'status', '--json'], { DATABASE_URL: url })).stdout) as {
+    migrations: { name: string; inRelease: boolean }[];
+  };
+  assert.deepEqual(
+    json.migrations.filter((m) => !m.inRelease).map((m) => m.name),
+    ['900_from_a_newer_release.sql'],
+  );
+  const migrated = await amil(['db', 'migrate'], { DATABASE_URL: url });
+  assert.equal(migrated.code, 0, migrated.stderr);
+  assert.match(migrated.stdout, /^Nothing to apply\.$/m);
+  assert.match(migrated.stdout, ahead);
+});
+
 test('amil db status never prints the database password', async () => {
   const url = await server.createTestDatabase();
   const withPassword = url.replace('amil@', 'amil:s3cret-pw@');

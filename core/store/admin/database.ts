@@ -46,20 +46,33 @@ export async function databaseStatus(target: DatabaseTarget): Promise<DatabaseSt
   }
 }
 
-/** Applies the pending migrations of the selected database; the names it applied, in order. */
+/** The names of the migrations a newer amil applied, which this release does not have. */
+export const newerThanRelease = (migrations: readonly MigrationState[]): string[] =>
+  migrations.filter((m) => !m.inRelease).map((m) => m.name);
+
+/**
+ * Applies the pending migrations of the selected database; the names it applied, in order, and those a
+ * newer amil applied (it leaves them as they are).
+ */
 export async function migrateDatabase(
   target: DatabaseTarget,
-): Promise<Pick<DatabaseStatus, 'engine' | 'location'> & { applied: string[] }> {
+): Promise<Pick<DatabaseStatus, 'engine' | 'location'> & { applied: string[]; newer: string[] }> {
   if (!target.databaseUrl) {
     const pending = sqliteMigrationStatus(target.databaseFile).filter((m) => !m.appliedAt);
     // Opening the file applies its migrations (every process does so at start-up).
     openDatabase(target.databaseFile).close();
-    const now = new Map(sqliteMigrationStatus(target.databaseFile).map((m) => [m.name, m.appliedAt]));
-    return { ...describe(target), applied: pending.map((m) => m.name).filter((name) => now.get(name)) };
+    const status = sqliteMigrationStatus(target.databaseFile);
+    const now = new Map(status.map((m) => [m.name, m.appliedAt]));
+    return {
+      ...describe(target),
+      applied: pending.map((m) => m.name).filter((name) => now.get(name)),
+      newer: newerThanRelease(status),
+    };
   }
   const db = openPgPool(target.databaseUrl, { max: 1 });
   try {
-    return { ...describe(target), applied: await migratePg(db) };
+    const applied = await migratePg(db);
+    return { ...describe(target), applied, newer: newerThanRelease(await pgMigrationStatus(db)) };
   } finally {
     await db.close();
   }
