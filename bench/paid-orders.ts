@@ -51,19 +51,20 @@ export async function payOrders(
       at,
     });
     if (!created) throw new Error(`order ${i} was not created (orderNo collision?)`);
+    const acquirerRef = `sbx_bench_${options.prefix}${i}`;
     const refused = await deps.store.orders.startAttempt(order.orderNo, {
       paymentMethod: 'fpx',
       bankId: bank.id,
       bankName: bank.name,
       addChargeSen: 0,
-      acquirerRef: `sbx_bench_${options.prefix}${i}`,
+      acquirerRef,
       at,
     });
     if (refused) throw new Error(`order ${i}: attempt not recorded (${refused})`);
     const s0 = performance.now();
     const { outcome } = await settleOrder(
       deps,
-      order,
+      { ...order, acquirerRef },
       { code: '00', txnId: `FPX${options.prefix}${String(i).padStart(12, '0')}`, txnTime: formatKl(now) },
       'bench',
     );

@@ -3,12 +3,14 @@ import type { Deps } from '../deps.ts';
 import type { OrderRow, SettleOutcome } from '../store/index.ts';
 import { directCallbackFields } from './callback-fields.ts';
 import { receiptRecipient } from './receipt.ts';
-import { statusOfCode } from './status.ts';
+import { ABANDONED_CODE, EXPIRED_CODE, statusOfCode } from './status.ts';
 
 /**
  * Applies what the acquirer says of an order's payment: its status by the rule of 2.4, an event, the
  * direct callback to the order's returnUrl and, for a success, the payer's receipt, all in one transaction
- * (the pipeline delivers both). No answer yet changes nothing; a result contradicting a final status becomes an anomaly.
+ * (the pipeline delivers both). No answer yet changes nothing; a result decided on an order that has since
+ * gone to the bank (or to another attempt) changes nothing; a result contradicting a final status becomes an
+ * anomaly (`settlementOf`, store/orders.ts). `order` is the order as the caller read it to decide.
  */
 export async function settleOrder(
   deps: Pick<Deps, 'store' | 'clock' | 'logger' | 'acquirer'>,
@@ -25,6 +27,9 @@ export async function settleOrder(
       txnId: acquirer.txnId,
       txnTime: acquirer.txnTime,
       source,
+      // Decided on the order as the caller read it: on another attempt by the time it is settled, it is stale.
+      attempt: order.acquirerRef,
+      ownTimeout: acquirer.code === ABANDONED_CODE || acquirer.code === EXPIRED_CODE,
     },
     deps.clock.now().toISOString(),
     (settled) =>

@@ -83,9 +83,41 @@ export interface PaymentResult {
   txnId: string | null;
   txnTime: string | null;
   source: string;
+  /**
+   * The attempt the result was decided on: the order's acquirer reference as its caller read it (null: no
+   * attempt yet, as the unpaid-order sweep reads it). Undefined: not checked.
+   */
+  attempt?: string | null;
+  /**
+   * A conclusion of amil's own from the order still looking pending (the sweeps' XA and XP), not an answer
+   * of the acquirer's.
+   */
+  ownTimeout?: boolean;
 }
 
 export type SettleOutcome = 'applied' | 'unchanged' | 'contradiction';
+
+/**
+ * What a result does to the order as it is now, read under its lock (both engines settle by this).
+ * - Decided on another attempt than the order's now, it is stale and changes nothing: the unpaid-order sweep
+ *   read an order with no attempt, and the payer went to the bank before the sweep settled it (failing it
+ *   then lost the bank's approval).
+ * - A final payment moves no more. A result of the same status, a pending answer (an enquiry asked before the
+ *   final answer came) or a timeout of amil's own (decided while the order looked pending) is old news; only a
+ *   final answer of the acquirer's that differs is a contradiction, recorded as an anomaly.
+ * - A pending payment takes a final result, or its first pending answer (its code was empty): later pending
+ *   answers are no news.
+ */
+export function settlementOf(current: OrderRow, result: PaymentResult): 'apply' | SettleOutcome {
+  if (result.attempt !== undefined && result.attempt !== current.acquirerRef) return 'unchanged';
+  if (current.status !== 'pending') {
+    const oldNews =
+      current.status === result.status || result.status === 'pending' || result.ownTimeout === true;
+    return oldNews ? 'unchanged' : 'contradiction';
+  }
+  if (result.status === 'pending' && (current.debitAuthCode ?? '') !== '') return 'unchanged';
+  return 'apply';
+}
 
 /** A callback to queue: where, and the unsigned form fields. */
 export interface CallbackDraft {
@@ -128,9 +160,9 @@ export interface OrdersRepository {
 
   /**
    * Applies an acquirer result in one transaction with its event, callback and the payer's receipt (to
-   * the address `receipt` gives, if any). Only pending moves: to success or failed, or (the first time the
-   * acquirer answers pending) pending with its code. A result contradicting a final status is recorded
-   * as an anomaly and not applied. `callback` and `receipt` run inside the transaction: keep them pure.
+   * the address `receipt` gives, if any), as `settlementOf` decides under the order's lock: only pending
+   * moves, a stale result changes nothing, and one contradicting a final status is recorded as an anomaly
+   * and not applied. `callback` and `receipt` run inside the transaction: keep them pure.
    */
   settle(
     orderNo: string,

@@ -117,6 +117,67 @@ onBothEngines('an attempt starts once; the work lists see unpaid and awaiting or
 });
 
 onBothEngines(
+  'a result decided on the order before its attempt (the unpaid sweep) changes nothing once the payer is at the bank',
+  async (_t, s) => {
+    const store = await withAgency(s);
+    const { order: unpaid } = await store.orders.createOrder(newOrder('XA1'));
+    // The sweep read the order with no attempt; the payer then went to the bank before the sweep settled.
+    assert.equal(await store.orders.startAttempt('XA1', attempt('ACQ-XA1')), undefined);
+    const abandoned: PaymentResult = {
+      status: 'failed',
+      code: 'XA',
+      txnId: null,
+      txnTime: null,
+      source: 'abandoned',
+      attempt: unpaid.acquirerRef,
+      ownTimeout: true,
+    };
+    const late = await store.orders.settle('XA1', abandoned, LATER, toMerchant);
+    assert.equal(late.outcome, 'unchanged');
+    assert.deepEqual([late.order.status, late.order.acquirerRef], ['pending', 'ACQ-XA1']);
+    // The bank's approval then applies as any other.
+    const approved = await store.orders.settle('XA1', { ...paid(), attempt: 'ACQ-XA1' }, LATER, toMerchant);
+    assert.equal(approved.outcome, 'applied');
+    assert.equal(approved.order.status, 'success');
+    const callbacks = await store.sql<{ status: string }>(
+      "SELECT status FROM callbacks WHERE order_no = 'XA1' ORDER BY id",
+    );
+    assert.deepEqual(
+      callbacks.map((c) => c.status),
+      ['success'],
+      'the merchant never hears of a failure',
+    );
+    assert.deepEqual(await store.sql('SELECT order_no FROM payment_anomalies'), []);
+  },
+);
+
+onBothEngines(
+  'a pending answer, or a timeout of amil’s own, reaching a final payment is old news, not an anomaly',
+  async (_t, s) => {
+    const store = await withAgency(s);
+    await store.orders.createOrder(newOrder('OLD1'));
+    await store.orders.startAttempt('OLD1', attempt('ACQ-OLD1'));
+    assert.equal((await store.orders.settle('OLD1', paid(), LATER, toMerchant)).outcome, 'applied');
+    // An enquiry asked before the bank approved, answered after: pending.
+    const pending = await store.orders.settle('OLD1', paid('09'), LATER, toMerchant);
+    assert.deepEqual([pending.outcome, pending.order.status], ['unchanged', 'success']);
+    // The expiry sweep's XP, decided on that pending answer.
+    const expired: PaymentResult = { ...paid('XP'), txnId: null, source: 'expiry', ownTimeout: true };
+    assert.equal((await store.orders.settle('OLD1', expired, LATER, toMerchant)).outcome, 'unchanged');
+    assert.deepEqual(await store.sql('SELECT order_no FROM payment_anomalies'), []);
+    // The acquirer's own final answer against it is still a contradiction.
+    assert.equal((await store.orders.settle('OLD1', paid('51'), LATER, toMerchant)).outcome, 'contradiction');
+    const anomalies = await store.sql<{ incoming_code: string }>(
+      'SELECT incoming_code FROM payment_anomalies',
+    );
+    assert.deepEqual(
+      anomalies.map((a) => a.incoming_code),
+      ['51'],
+    );
+  },
+);
+
+onBothEngines(
   'a settlement applies once, with its event, callback, receipt and their jobs in one transaction',
   async (_t, s) => {
     const store = await withAgency(s);

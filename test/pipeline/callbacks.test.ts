@@ -191,6 +191,44 @@ test('a pending payment the payer never returns from is resolved by the status e
   assert.deepEqual([expired?.status, expired?.debitAuthCode], ['failed', 'XP']);
 });
 
+test('an unpaid order the payer takes to the bank while the sweep is expiring it is paid, not failed', async (t) => {
+  const app = await startApp(t, FAST);
+  const merchant = await startMerchant(t);
+  runRelay(t, app);
+  const created = await order(app, merchant);
+  let ref = '';
+  // The sweep, an hour later, reads the order as never taken to the bank; before it settles the order,
+  // the payer (on this or another web process) clicks Pay.
+  const orders = app.deps.store.orders;
+  const racing = {
+    ...app.deps,
+    clock: { now: () => new Date(Date.now() + 61 * 60_000) },
+    store: {
+      ...app.deps.store,
+      orders: {
+        ...orders,
+        unpaidBefore: async (before: string, limit: number) => {
+          const unpaid = await orders.unpaidBefore(before, limit);
+          if (unpaid.some((o) => o.orderNo === created.orderNo))
+            ref = await pay(app, created, 'TEST0021', false);
+          return unpaid;
+        },
+      },
+    },
+  };
+  assert.equal(await sweepPendingPayments(racing), 0, 'nothing expired');
+  assert.ok(ref, 'the payer went to the bank while the sweep ran');
+  await decide(app, ref, '00');
+  await until(() => Promise.resolve(merchant.received.length > 0));
+  const paid = await app.deps.store.orders.order(created.orderNo);
+  assert.deepEqual([paid?.status, paid?.debitAuthCode], ['success', '00']);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.deepEqual(
+    merchant.received.map((r) => r.form.get('status')),
+    ['success'],
+  );
+});
+
 test('410 stops delivery; a callback never acknowledged is given up (dead) past the horizon', async (t) => {
   const app = await startApp(t, { ...FAST, CALLBACK_GIVE_UP_MS: '200' });
   const gone = await startMerchant(t, () => 410);

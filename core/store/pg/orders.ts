@@ -17,6 +17,7 @@ import type {
   PaymentRow,
   SettleOutcome,
 } from '../orders.ts';
+import { settlementOf } from '../orders.ts';
 
 export const ORDER_COLUMNS = `order_no AS "orderNo", agency_code AS "agencyCode", ref_no AS "refNo",
   extra_data AS "extraData", payment_category AS "paymentCategory", amount_sen AS "amountSen",
@@ -242,14 +243,10 @@ export function pgOrders(db: PgDb): OrdersRepository {
       return db.transaction(async (tx): Promise<{ outcome: SettleOutcome; order: OrderRow }> => {
         const current = await tx.row<OrderRow>(LOCK_ORDER, [orderNo]);
         if (!current) throw new Error(`no order ${orderNo}`);
-        if (current.status !== 'pending') {
-          if (current.status === result.status) return { outcome: 'unchanged', order: current };
+        const outcome = settlementOf(current, result);
+        if (outcome === 'contradiction')
           await tx.run(INSERT_ANOMALY, [orderNo, current.status, result.code, result.source, at]);
-          return { outcome: 'contradiction', order: current };
-        }
-        // Pending stays pending: news only the first time the acquirer answers (its code was empty).
-        if (result.status === 'pending' && (current.debitAuthCode ?? '') !== '')
-          return { outcome: 'unchanged', order: current };
+        if (outcome !== 'apply') return { outcome, order: current };
         await tx.run(APPLY_RESULT, [result.status, result.code, result.txnId, result.txnTime, at, orderNo]);
         await tx.run(INSERT_EVENT, [orderNo, at, result.status, result.code, result.source]);
         const order = (await tx.row<OrderRow>(BY_ORDER, [orderNo]))!;

@@ -13,6 +13,7 @@ import type {
   AttemptRefusal,
   PaymentRow,
 } from '../orders.ts';
+import { settlementOf } from '../orders.ts';
 
 const ORDER_COLUMNS = `order_no AS orderNo, agency_code AS agencyCode, ref_no AS refNo, extra_data AS extraData,
   payment_category AS paymentCategory, amount_sen AS amountSen, add_charge_sen AS addChargeSen, email,
@@ -163,9 +164,7 @@ export function sqliteOrders(db: Db): OrdersRepository {
 
     /**
      * Applies an acquirer result in one transaction with its event, callback and the payer's receipt (to
-     * the address `receipt` gives, if any). Only pending moves: to success or failed, or (the first time the
-     * acquirer answers pending) pending with its code. A result contradicting a final status is recorded
-     * as an anomaly and not applied.
+     * the address `receipt` gives, if any), as `settlementOf` decides (../orders.ts).
      */
     async settle(
       orderNo: string,
@@ -177,15 +176,10 @@ export function sqliteOrders(db: Db): OrdersRepository {
       return inGroup(() => {
         const current = orderBy.get(orderNo);
         if (!current) throw new Error(`no order ${orderNo}`);
-        if (current.status !== 'pending') {
-          if (current.status === result.status) return { outcome: 'unchanged' as const, order: current };
+        const outcome = settlementOf(current, result);
+        if (outcome === 'contradiction')
           insertAnomaly.run(orderNo, current.status, result.code, result.source, at);
-          return { outcome: 'contradiction' as const, order: current };
-        }
-        // Pending stays pending: news only the first time the acquirer answers (its code was empty).
-        if (result.status === 'pending' && (current.debitAuthCode ?? '') !== '') {
-          return { outcome: 'unchanged' as const, order: current };
-        }
+        if (outcome !== 'apply') return { outcome, order: current };
         applyResult.run(result.status, result.code, result.txnId, result.txnTime, at, orderNo);
         insertEvent.run(orderNo, at, result.status, result.code, result.source);
         const order = orderBy.get(orderNo) as OrderRow;
