@@ -288,6 +288,27 @@ test(
   },
 );
 
+test('migrate-store refuses an integer beyond 2^53 in the file, naming where, and copies nothing', async (t) => {
+  const file = path.join(tempDir(t), 'amil.db');
+  openDatabase(file).close();
+  const db = new Database(file);
+  db.prepare("INSERT INTO partners (id, created_at) VALUES ('demo-bank', '2026-11-20T00:00:00.000Z')").run();
+  // No amil write makes one; a file edited by hand can hold one (better-sqlite3 would read it rounded).
+  db.prepare('UPDATE health_heartbeat SET beat = 9007199254740993').run();
+  db.close();
+  const url = await server.createTestDatabase();
+  const result = await moveStore(file, url);
+  assert.equal(result.code, 1);
+  assert.match(
+    result.stderr,
+    /^amil: health_heartbeat\.beat holds 9007199254740993, an integer beyond 2\^53 .*; nothing was copied\n$/,
+  );
+  const pg = openPgPool(url);
+  t.after(() => pg.close());
+  assert.deepEqual(await pg.rows('SELECT id FROM partners'), []);
+  assert.doesNotThrow(() => openDatabase(file).close(), 'the file is not marked moved');
+});
+
 test('migrate-store from a file that does not exist says so', async (t) => {
   const url = await server.createTestDatabase();
   const missing = path.join(tempDir(t), 'no-such', 'amil.db');

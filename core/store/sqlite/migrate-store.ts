@@ -113,6 +113,40 @@ function rowDigest(columns: readonly Column[], row: Record<string, unknown>): st
   );
 }
 
+/**
+ * A SQLite table's rows in key order, integers read exactly: better-sqlite3 would round one beyond 2^53 to
+ * the nearest double without a word, and PostgreSQL's read-back then refuses it (pool.ts). No amil write
+ * makes one; a file edited by hand may hold one, and the move refuses it, naming where.
+ */
+function* sourceRows(
+  sqlite: Database.Database,
+  table: string,
+  columns: readonly Column[],
+): Generator<Record<string, unknown>> {
+  const select = sqlite
+    .prepare<[], Record<string, unknown>>(
+      `SELECT ${columns.map((c) => c.name).join(', ')} FROM ${table} ORDER BY ${orderBy(columns)}`,
+    )
+    .safeIntegers(true);
+  for (const row of select.iterate()) {
+    for (const [name, value] of Object.entries(row)) {
+      if (typeof value !== 'bigint') continue;
+      if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER))
+        throw new Error(
+          `${table}.${name} holds ${value}, an integer beyond 2^53 that no amil write makes and JavaScript ` +
+            `cannot hold exactly (the row keyed ${orderBy(columns)} = ${keyOf(columns, row)}); nothing was copied`,
+        );
+      row[name] = Number(value);
+    }
+    yield row;
+  }
+}
+
+function keyOf(columns: readonly Column[], row: Record<string, unknown>): string {
+  const key = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk);
+  return (key.length > 0 ? key : columns).map((c) => String(row[c.name])).join(', ');
+}
+
 function orderBy(columns: readonly Column[]): string {
   const key = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk);
   return (key.length > 0 ? key : columns).map((c) => c.name).join(', ');
@@ -136,10 +170,7 @@ async function copyTable(
     await tx.run(`INSERT INTO ${table} (${names.join(', ')}) VALUES ${values.join(', ')}`, chunk.flat());
     chunk = [];
   };
-  const select = sqlite.prepare<[], Record<string, unknown>>(
-    `SELECT ${names.join(', ')} FROM ${table} ORDER BY ${orderBy(columns)}`,
-  );
-  for (const row of select.iterate()) {
+  for (const row of sourceRows(sqlite, table, columns)) {
     hash.update(`${rowDigest(columns, row)}\n`);
     rows += 1;
     chunk.push(
@@ -159,10 +190,7 @@ function sourceDigest(sqlite: Database.Database, table: string): { rows: number;
   const columns = sqlite.prepare<[], Column>(`PRAGMA table_info(${table})`).all();
   const hash = createHash('sha256');
   let rows = 0;
-  const select = sqlite.prepare<[], Record<string, unknown>>(
-    `SELECT ${columns.map((c) => c.name).join(', ')} FROM ${table} ORDER BY ${orderBy(columns)}`,
-  );
-  for (const row of select.iterate()) {
+  for (const row of sourceRows(sqlite, table, columns)) {
     hash.update(`${rowDigest(columns, row)}\n`);
     rows += 1;
   }
