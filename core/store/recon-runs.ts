@@ -15,12 +15,18 @@ export interface ReconRunRow {
   fileBytes: number;
   inputCounts: Record<string, number>;
   totals: unknown;
-  /** The run of the same day before this one. */
+  /** The run of the same day this one was compared with (`changes` are against it): the latest before it. */
   previousRun: number | null;
   changes: string | null;
 }
 
 export interface NewReconRun extends Omit<ReconRunRow, 'id' | 'previousRun'> {
+  /**
+   * The run `changes` were measured against (the latest when the run read it). Recorded as the previous
+   * run, so a run recorded meanwhile (two re-runs of one day at once) is not named in its stead. Undefined:
+   * the latest run when this one is recorded.
+   */
+  comparedWith?: number | null;
   /** Send the workbook by e-mail (through the outbox, in the run's own transaction). */
   email: boolean;
   /**

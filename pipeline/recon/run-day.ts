@@ -98,6 +98,7 @@ export async function runReconciliation(
     inputCounts: summary.inputs,
     totals: headline(summary),
     changes,
+    comparedWith: previous?.id ?? null,
     email: mailedTo.length > 0,
   });
   // Another worker recorded the night's run first: its workbook is the night's, this one is nobody's.

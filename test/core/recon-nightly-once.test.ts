@@ -74,4 +74,27 @@ for (const [engine, open] of engines) {
     assert.notEqual(manual.id, nightly.id);
     assert.equal(manual.previousRun, nightly.id);
   });
+
+  void test(`a run names as its previous the run its changes were measured against (${engine})`, async (t) => {
+    const { reconRuns } = await open(t);
+    const nightly = await reconRuns.record(run('a.xlsx'));
+    // Two re-runs of the day, each compared with the latest run it read (the nightly one) before either was
+    // recorded: the second recorded must not say it replaces the first, which it was never compared with.
+    const first = await reconRuns.record({
+      ...run('b.xlsx', 'manual'),
+      comparedWith: nightly.id,
+      changes: 'b',
+    });
+    const second = await reconRuns.record({
+      ...run('c.xlsx', 'manual'),
+      comparedWith: nightly.id,
+      changes: 'c',
+    });
+    assert.deepEqual([first.previousRun, second.previousRun], [nightly.id, nightly.id]);
+    assert.equal(
+      (await reconRuns.latest('LZS', '2026-11-20'))?.id,
+      second.id,
+      'the latest is the last recorded',
+    );
+  });
 }

@@ -84,7 +84,7 @@ export function pgReconRuns(db: PgDb): ReconRunsRepository {
           run.fileBytes,
           JSON.stringify(run.inputCounts),
           JSON.stringify(run.totals),
-          previous?.id ?? null,
+          run.comparedWith !== undefined ? run.comparedWith : (previous?.id ?? null),
           run.changes,
         ]))!;
         // The workbook goes in with its run, in pieces: any machine can read it, and it is kept (and backed

@@ -60,7 +60,7 @@ export function sqliteReconRuns(db: Db): ReconRunsRepository {
             changes: run.changes,
             inputCounts: JSON.stringify(run.inputCounts),
             totals: JSON.stringify(run.totals),
-            previousRun: previous?.id ?? null,
+            previousRun: run.comparedWith !== undefined ? run.comparedWith : (previous?.id ?? null),
           });
         const id = Number(lastInsertRowid);
         if (run.email) writeOutbox(RECON_EMAIL_QUEUE, reconEmailJobId(id), { runId: id }, run.finishedAt);
