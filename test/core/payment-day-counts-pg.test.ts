@@ -66,3 +66,37 @@ test('a fold after a payment settles adds its -1 to the counted row (postgresql)
   ]);
   assert.equal((await second.query('SELECT 1 FROM payment_day_count_deltas')).rowCount, 0, 'nothing left');
 });
+
+// One process folds at a time: the others skip. The lock is taken by a statement before the fold's own, so
+// the fold's snapshot sees what the previous fold committed (taken inside the fold, a fold could read from
+// before the previous one's commit and insert one of its new keys again, failing on the primary key).
+test('a fold skips while another holds the fold, and folds folding at once each count once (postgresql)', async (t) => {
+  const { store, first, second } = await storeWithTwoSessions(t);
+  await store.agencies.create({ code: 'LZS', name: 'Agency LZS', apiKey: 'key-LZS', now: new Date() });
+  await store.orders.createOrder(newOrder('P0', { agencyCode: 'LZS', at: AT }));
+  await first.query('BEGIN');
+  await first.query(`SELECT pg_advisory_xact_lock(${0x616d6463})`);
+  assert.equal(await store.orders.foldDayCounts(), 0, 'another process is folding');
+  await first.query('COMMIT');
+  assert.equal(await store.orders.foldDayCounts(), 1);
+
+  // Payments of new days (new keys) and folds at once, as the upkeep of several machines runs.
+  const days = Array.from(
+    { length: 20 },
+    (_, i) => `2026-11-${String(i + 1).padStart(2, '0')}T02:00:00.000Z`,
+  );
+  const folds: Promise<number>[] = [];
+  for (const [i, at] of days.entries()) {
+    await store.orders.createOrder(newOrder(`P${i + 1}`, { agencyCode: 'LZS', at }));
+    folds.push(store.orders.foldDayCounts(), store.orders.foldDayCounts());
+  }
+  await Promise.all(folds);
+  await store.orders.foldDayCounts();
+  const [counted] = (
+    await second.query<{ n: number }>(
+      `SELECT sum(n)::int AS n FROM payment_day_counts WHERE agency_code = 'LZS'`,
+    )
+  ).rows;
+  assert.equal(counted?.n, 21, 'every payment counted once');
+  assert.equal((await second.query('SELECT 1 FROM payment_day_count_deltas')).rowCount, 0, 'nothing left');
+});

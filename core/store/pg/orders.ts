@@ -40,14 +40,16 @@ export const PAYMENT_DAY_COUNTS_NOW = `(
  ) counts`;
 // The day-count rows as they are now, added into payment_day_counts (decision 246), in one statement: only
 // the rows this statement's snapshot sees are deleted, rows appended meanwhile wait for the next fold. Only
-// the fold updates payment_day_counts, one process at a time (the advisory lock; the others skip).
+// the fold updates payment_day_counts, one process at a time (the advisory lock, taken by a statement of its
+// own before this one: the fold's snapshot is then taken after the previous fold committed, and sees the keys
+// it inserted; taken inside this statement, a fold could start its snapshot just before the previous one
+// committed, insert one of the same keys again and fail on the primary key).
 // A key already counted is updated and only a new key inserted: a row offered for insert is checked
 // (n >= 0) before its conflict is found, and a fold often holds only a payment's -1 for a key (the payment
 // was created before the last fold and settled since), which failed every fold from then on.
 const FOLD_DAY_COUNTS = statement(
-  `WITH folding AS MATERIALIZED (SELECT pg_try_advisory_xact_lock($1) AS mine),
-   gone AS (
-     DELETE FROM payment_day_count_deltas WHERE (SELECT mine FROM folding)
+  `WITH gone AS (
+     DELETE FROM payment_day_count_deltas
      RETURNING agency_code, day, approved, method, n, sum_sen, failed_n, started_n
    ), sums AS MATERIALIZED (
      SELECT agency_code, day, approved, method, sum(n) AS n, sum(sum_sen) AS sum_sen, sum(failed_n) AS failed_n,
@@ -69,6 +71,7 @@ const FOLD_DAY_COUNTS = statement(
 );
 /** pg_try_advisory_xact_lock key of the fold ('amdc'). */
 const FOLD_LOCK = 0x616d6463;
+const FOLD_LOCK_TAKEN = statement('SELECT pg_try_advisory_xact_lock($1) AS mine');
 const LOCK_ORDER = statement(`SELECT ${ORDER_COLUMNS} FROM payments WHERE order_no = $1 FOR UPDATE`);
 // The merchant's order of a refNo (pay-link payments share their link's refNo and are not it).
 const BY_REF = statement(
@@ -259,7 +262,10 @@ export function pgOrders(db: PgDb): OrdersRepository {
     },
 
     async foldDayCounts() {
-      return (await db.row<{ n: number }>(FOLD_DAY_COUNTS, [FOLD_LOCK]))?.n ?? 0;
+      return db.transaction(async (tx) => {
+        if (!(await tx.row<{ mine: boolean }>(FOLD_LOCK_TAKEN, [FOLD_LOCK]))?.mine) return 0;
+        return (await tx.row<{ n: number }>(FOLD_DAY_COUNTS))?.n ?? 0;
+      });
     },
   };
 }
