@@ -4,6 +4,7 @@ import { waitForStore } from '../core/store/wait-for-store.ts';
 import { createBullRuntime } from '../pipeline/bullmq/runtime.ts';
 import { createEnquirySweep } from '../pipeline/enquiry.ts';
 import { createStoreUpkeep } from '../pipeline/store-upkeep.ts';
+import { createNightlyScheduler } from '../pipeline/recon/scheduler.ts';
 import { pipelineQueueNames } from '../pipeline/queues.ts';
 
 /**
@@ -29,9 +30,12 @@ export async function startWorker(): Promise<() => Promise<void>> {
   sweep.start();
   const upkeep = createStoreUpkeep(deps);
   upkeep.start();
-  // The nightly job scheduler is upserted by the runtime's reconciler, at start and at every pass after.
+  // Every worker owes the night's run in the outbox (one row per day, however many workers): decision 274.
+  const nightly = createNightlyScheduler(deps, { catchUp: 'established' });
+  await nightly.start();
   deps.logger.info({ queues: pipelineQueueNames(deps.config) }, 'worker started');
   return async () => {
+    nightly.stop();
     await runtime.stop();
     await sweep.stop();
     await upkeep.stop();

@@ -217,7 +217,7 @@ export const SETTINGS = {
       name: 'PIPELINE_RECONCILE_MS',
       parse: int(50, 86_400_000),
       default: '60000',
-      doc: 'Redis mode: how often a worker re-adds outbox jobs Redis no longer holds and re-asserts the nightly scheduler',
+      doc: 'Redis mode: how often a worker re-adds outbox jobs Redis no longer holds',
     }),
     reconcileGraceMs: variable({
       name: 'PIPELINE_RECONCILE_GRACE_MS',

@@ -68,6 +68,9 @@ export interface ReconRunsRepository {
   /** Whether a nightly run of that sink's day exists (the nightly job runs each day once). */
   hasNightly(sink: string, day: string): Promise<boolean>;
 
+  /** Whether any nightly run was ever recorded: the store is an established installation's (decision 274). */
+  anyNightly(): Promise<boolean>;
+
   /** Runs of a sink, newest day first, optionally within [firstDay, lastDay]. */
   list(filter: { sink?: string; firstDay?: string; lastDay?: string; limit: number }): Promise<ReconRunRow[]>;
 

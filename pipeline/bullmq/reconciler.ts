@@ -3,7 +3,7 @@ import type { Deps } from '../../core/deps.ts';
 import { RECON_NIGHTLY_QUEUE } from '../../core/queues.ts';
 import { createPoller } from '../poller.ts';
 import { REDIS_STOP_WAIT_MS } from './queues.ts';
-import { upsertNightlyScheduler } from '../recon/scheduler.ts';
+import { removeLegacyNightlyScheduler } from '../recon/scheduler.ts';
 import { jobOptionsFor, redriveAt, retryPolicyFor } from '../retry.ts';
 import { createOutboxPruner } from '../outbox-pruner.ts';
 
@@ -14,9 +14,10 @@ const ROWS_PER_LOOK = 500;
  * after the grace period is looked for there. A job Redis no longer holds (a Redis lost, flushed or failed
  * over) is re-added under the same job id, so a second add of a job it still has is ignored; a job that
  * completed but whose row was not marked is marked; a job failed past its retry horizon is re-driven every
- * maximum retry interval. Each pass also re-asserts the nightly job scheduler (worker processes; tests that
- * drain leave it out: its next firing is a delayed job), and forgets the outbox rows of jobs done longer ago
- * than OUTBOX_KEEP_DAYS (decision 241). A lost Redis costs time, not data.
+ * maximum retry interval (the nightly run's too: it is owed in the outbox, decision 274). The worker
+ * process's reconciler also removes, once, the nightly job scheduler earlier releases kept in Redis. Each
+ * pass forgets the outbox rows of jobs done longer ago than OUTBOX_KEEP_DAYS (decision 241). A lost Redis
+ * costs time, not data.
  */
 export function createReconciler(
   deps: Deps,
@@ -28,8 +29,13 @@ export function createReconciler(
   let failing = false;
   const pruner = createOutboxPruner(deps.store.outbox, deps.config.pipeline.outboxKeepMs);
 
+  let legacyRemoved = !options.nightlyScheduler;
+
   async function pass(): Promise<{ more: boolean }> {
-    if (options.nightlyScheduler) await upsertNightlyScheduler(queues.get(RECON_NIGHTLY_QUEUE), deps.config);
+    if (!legacyRemoved) {
+      await removeLegacyNightlyScheduler(queues.get(RECON_NIGHTLY_QUEUE));
+      legacyRemoved = true;
+    }
     const now = deps.clock.now();
     const rows = await deps.store.outbox.unfinished(
       new Date(now.getTime() - reconcileGraceMs),

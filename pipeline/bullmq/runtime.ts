@@ -17,7 +17,10 @@ export interface BullRuntimeOptions {
   jobOptions?: JobsOptions;
   /** Run workers (and the reconciler) in this process too (the worker process and tests do; `amil queues` does not). */
   withWorkers: boolean;
-  /** Re-assert the nightly job scheduler at every reconciler pass (the worker process). */
+  /**
+   * This process schedules the nightly run (the worker process, which runs createNightlyScheduler): its
+   * reconciler removes the BullMQ job scheduler earlier releases kept in Redis (decision 274).
+   */
   nightlyScheduler?: boolean;
 }
 

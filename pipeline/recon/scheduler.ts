@@ -1,10 +1,8 @@
 import cronParser from 'cron-parser';
 import type { Queue } from 'bullmq';
-import type { Config } from '../../core/config.ts';
 import type { Deps } from '../../core/deps.ts';
 import { BUSINESS_TIMEZONE, businessDate, prevDay } from '../../core/time.ts';
 import { RECON_NIGHTLY_QUEUE, reconNightlyJobId } from '../../core/queues.ts';
-import { jobOptionsFor } from '../retry.ts';
 
 /** The next time the nightly run fires after `after` (cron in Asia/Kuala_Lumpur). */
 export function nextFireAt(cron: string, after: Date): Date {
@@ -19,51 +17,86 @@ export function lastFireAt(cron: string, now: Date): Date {
 /** The business day a firing reconciles: the day before the Kuala Lumpur day it fires in. */
 export const dayOfFiring = (firedAt: Date): string => prevDay(businessDate(firedAt));
 
-/**
- * Embedded mode's scheduler: at each firing it puts the nightly job in the outbox (job id per day, so it
- * is added once), and the in-process relay runs it with the same processor and retries as Redis mode.
- * On start it also adds the last firing's day, so a laptop that was off at 00:30 still gets yesterday.
- */
-export function createNightlyScheduler(deps: Deps) {
-  let timer: NodeJS.Timeout | undefined;
-  const log = deps.logger.child({ component: 'recon-scheduler' });
+/** How often, between firings, the scheduler makes sure the last firing's day is owed in the outbox. */
+const NIGHTLY_CHECK_MS = 60_000;
+/** How long after a firing its tick comes: the last firing is then that one, whatever the clock's grain. */
+const AFTER_FIRING_MS = 1000;
 
-  const enqueue = async (day: string) => {
-    await deps.store.outbox.enqueue(RECON_NIGHTLY_QUEUE, reconNightlyJobId(day), { day }, deps.clock.now());
+/**
+ * The nightly run's scheduler, in embedded mode's web process and in every worker (Redis mode): it puts the
+ * day of the last firing in the outbox (job id per day, so it is added once however many processes do it)
+ * just after each firing and every minute between. The outbox row is what makes a night's run owed: a store
+ * that could not write at the firing is tried again a minute later, and in Redis mode a Redis that lost the
+ * job gets it back from the row (the reconciler), with its day fixed at the firing (decision 274).
+ *
+ * A firing before the process started is caught up too (a laptop that was off at 00:30, every worker
+ * down): always in embedded mode (`catchUp: 'always'`); in Redis mode only on a store that has recorded a
+ * nightly run (`'established'`), so that the first workers of a new deployment do not mail every agency a
+ * workbook of the day before it went live.
+ */
+export function createNightlyScheduler(
+  deps: Deps,
+  options: { catchUp: 'always' | 'established' } = { catchUp: 'always' },
+) {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let failing = false;
+  const log = deps.logger.child({ component: 'recon-scheduler' });
+  let since = deps.clock.now();
+  let catchUp = options.catchUp === 'always';
+
+  const owe = async () => {
+    const now = deps.clock.now();
+    const fired = lastFireAt(deps.config.recon.cron, now);
+    if (!catchUp && fired < since) return;
+    const day = dayOfFiring(fired);
+    await deps.store.outbox.enqueue(RECON_NIGHTLY_QUEUE, reconNightlyJobId(day), { day }, now);
   };
+  const tick = () =>
+    owe().then(
+      () => {
+        if (failing) log.info('the nightly reconciliation is in the outbox again');
+        failing = false;
+      },
+      (err: unknown) => {
+        if (!failing) log.error({ err }, 'cannot put the nightly reconciliation in the outbox: trying again');
+        failing = true;
+      },
+    );
   const arm = () => {
-    const at = nextFireAt(deps.config.recon.cron, deps.clock.now());
-    // setTimeout holds at most ~24.8 days; a far cron simply re-arms.
-    const delay = Math.min(Math.max(at.getTime() - Date.now(), 0), 2 ** 31 - 1);
-    timer = setTimeout(() => {
-      enqueue(dayOfFiring(at)).then(arm, (err: unknown) => {
-        log.error({ err }, 'cannot schedule the nightly reconciliation');
-        arm();
-      });
-    }, delay);
+    if (stopped) return;
+    const now = deps.clock.now();
+    const untilFiring = nextFireAt(deps.config.recon.cron, now).getTime() - now.getTime();
+    timer = setTimeout(() => void tick().then(arm), Math.min(untilFiring + AFTER_FIRING_MS, NIGHTLY_CHECK_MS));
     timer.unref();
   };
 
   return {
     async start(): Promise<void> {
-      await enqueue(dayOfFiring(lastFireAt(deps.config.recon.cron, deps.clock.now())));
+      stopped = false;
+      since = deps.clock.now();
+      if (options.catchUp === 'established')
+        catchUp = await deps.store.reconRuns.anyNightly().catch((err: unknown) => {
+          log.error({ err }, 'cannot tell whether a nightly run was missed: catching up none');
+          return false;
+        });
+      await tick();
       arm();
     },
     stop(): void {
+      stopped = true;
       clearTimeout(timer);
     },
   };
 }
 
+/** The BullMQ job scheduler of the nightly run that releases before decision 274 kept in Redis. */
+const LEGACY_SCHEDULER = 'recon-nightly';
+
 /**
- * Redis mode: one BullMQ job scheduler (cron with its timezone) shared by every worker. Idempotent: the
- * workers' reconciler re-asserts it at every pass, so a Redis that lost it gets it back.
+ * Removes that job scheduler (Redis mode, at a worker's start): the nightly run is owed in the outbox now,
+ * and the scheduler's firings (with no day) would run beside it.
  */
-export async function upsertNightlyScheduler(queue: Queue, config: Config): Promise<void> {
-  const { attempts, backoff } = jobOptionsFor(config, RECON_NIGHTLY_QUEUE);
-  await queue.upsertJobScheduler(
-    'recon-nightly',
-    { pattern: config.recon.cron, tz: BUSINESS_TIMEZONE },
-    { name: RECON_NIGHTLY_QUEUE, data: {}, opts: { attempts, backoff } },
-  );
+export async function removeLegacyNightlyScheduler(queue: Queue): Promise<void> {
+  await queue.removeJobScheduler(LEGACY_SCHEDULER);
 }

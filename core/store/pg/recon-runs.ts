@@ -37,6 +37,7 @@ export const PIECE_BYTES = 1 << 20;
 const INSERT_PIECE = statement('INSERT INTO recon_files (run_id, seq, bytes) VALUES ($1, $2, $3)');
 const PIECE = statement('SELECT bytes FROM recon_files WHERE run_id = $1 AND seq = $2');
 const BY_ID = statement(`SELECT ${RUN_COLUMNS} FROM recon_runs WHERE id = $1`);
+const ANY_NIGHTLY = statement(`SELECT 1 FROM recon_runs WHERE trigger = 'nightly' LIMIT 1`);
 const HAS_NIGHTLY = statement(
   `SELECT 1 AS one FROM recon_runs WHERE sink = $1 AND business_date = $2 AND trigger = 'nightly' LIMIT 1`,
 );
@@ -126,6 +127,10 @@ export function pgReconRuns(db: PgDb): ReconRunsRepository {
 
     async hasNightly(sink, day) {
       return (await db.row(HAS_NIGHTLY, [sink, day])) !== undefined;
+    },
+
+    async anyNightly() {
+      return (await db.row(ANY_NIGHTLY)) !== undefined;
     },
 
     async list(filter) {

@@ -100,6 +100,10 @@ export function sqliteReconRuns(db: Db): ReconRunsRepository {
       );
     },
 
+    async anyNightly(): Promise<boolean> {
+      return db.prepare(`SELECT 1 FROM recon_runs WHERE trigger = 'nightly' LIMIT 1`).get() !== undefined;
+    },
+
     /** Runs of a sink, newest day first, optionally within [firstDay, lastDay]. */
     async list(filter: {
       sink?: string;
