@@ -2,6 +2,8 @@ import getRawBody from 'raw-body';
 import type { Context } from 'koa';
 import { DomainError } from '../errors.ts';
 import { findJsonShapeProblem, type JsonShapeLimits } from './json-shape.ts';
+import { MAX_PROBLEM_ERRORS } from './problem.ts';
+import { illFormedStrings, mayHoldLoneSurrogates } from './well-formed.ts';
 
 /**
  * Reads the request body as raw bytes (kept verbatim for the archive and its SHA-256), refusing more
@@ -29,7 +31,8 @@ export async function readRawBody(ctx: Context, limit: number): Promise<Buffer> 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Parses a JSON body, refusing invalid UTF-8 or malformed JSON with 400. With `shape`, a body nested
+ * Parses a JSON body, refusing invalid UTF-8 or malformed JSON with 400, and text that is not well-formed
+ * Unicode (a lone surrogate's escape) with 422, each such string pointed at. With `shape`, a body nested
  * deeper or with a larger object than it allows is refused with 422 before it is parsed (so a body that
  * is both malformed and oversized gets the 422).
  */
@@ -48,9 +51,21 @@ export function parseJson(body: Buffer, shape?: JsonShapeLimits): unknown {
       [problem],
     );
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    parsed = JSON.parse(text) as unknown;
   } catch (err) {
     throw new DomainError('malformed-json', `The body is not valid JSON: ${(err as Error).message}`);
   }
+  // Text no UTF-8 can hold, written as an escape: refused as invalid UTF-8 is, but pointing at it.
+  if (mayHoldLoneSurrogates(text)) {
+    const errors = illFormedStrings(parsed, MAX_PROBLEM_ERRORS);
+    if (errors.length > 0)
+      throw new DomainError(
+        'validation-failed',
+        'The body holds text that is not well-formed Unicode; nothing was stored. See errors[].',
+        errors,
+      );
+  }
+  return parsed;
 }

@@ -369,6 +369,38 @@ test('an empty optional free-text field is stored as absent, and the archive kee
   assert.equal(first?.body.toString('utf8'), text, 'the archive has the empty strings as sent');
 });
 
+test('text that is not well-formed Unicode (a lone surrogate escape) is refused with 422 pointing at it, nothing stored', async (t) => {
+  const app = await startApp(t);
+  const good = bankRecord();
+  const bad = bankRecord({ name: 'BAD-NAME' });
+  const city = bankRecord();
+  city.data = { ...city.data, zakat_city: 'BAD-CITY' };
+  // As a bank's encoder may write them: escapes of half a surrogate pair, which no UTF-8 can hold.
+  const text = JSON.stringify({ transactions: [good, bad, city] })
+    .replace('"name":"BAD-NAME"', '"name":"Nur \\ud800 Aisyah"')
+    .replace('"zakat_city":"BAD-CITY"', '"zakat_city":"Shah \\udc00 Alam"');
+  assert.match(text, /\\ud800/);
+  const response = await app.postBatch(text);
+  assert.equal(response.status, 422);
+  const problem = await problemOf(response);
+  assert.deepEqual(
+    problem.errors?.map((e) => e.pointer),
+    ['/transactions/1/name', '/transactions/2/data/zakat_city'],
+  );
+  assert.match(problem.errors?.[0]?.message ?? '', /not well-formed Unicode: it holds a lone surrogate/);
+  for (const record of [good, bad, city])
+    assert.equal(await app.deps.store.bankPostings.get('demo-bank', record.orderno), undefined);
+
+  // A pair written as escapes (an emoji) is text like any other.
+  const emoji = bankRecord({ name: 'EMOJI-NAME' });
+  const paired = JSON.stringify({ transactions: [emoji] }).replace(
+    '"name":"EMOJI-NAME"',
+    '"name":"Nur \\ud83d\\ude00 Aisyah"',
+  );
+  assert.equal((await app.postBatch(paired)).status, 200);
+  assert.equal((await app.deps.store.bankPostings.get('demo-bank', emoji.orderno))?.name, 'Nur 😀 Aisyah');
+});
+
 test('+0800 and +08 are read as +08:00: the same instant and business day, and a resend with +08:00 is a duplicate', async (t) => {
   const app = await startApp(t);
   const colonless = bankRecord({ time: '2026-11-20T00:15:23+0800' });
