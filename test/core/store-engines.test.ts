@@ -101,6 +101,24 @@ forEachEngine('an agency is created once, read without its key, rotated and upda
 });
 
 forEachEngine(
+  "a batch's postings are numbered in the bank's order, whatever their ordernos",
+  async (t, open) => {
+    const store = await withPartner(t, open);
+    const ordernos = ['MBB-300', 'MBB-100', 'mbb-050', 'MBB-200', 'MBB_150'];
+    const result = await store.bankPostings.ingestBatch(
+      batchInput(ordernos.map((orderno) => prepared({ orderno }))),
+    );
+    assert.equal(result.summary.accepted, 5);
+    // The zakat report and the dashboard's postings list a day in posting order (decision 204).
+    const rows = await store.sql<{ orderno: string }>('SELECT orderno FROM bank_postings ORDER BY id');
+    assert.deepEqual(
+      rows.map((r) => r.orderno),
+      ordernos,
+    );
+  },
+);
+
+forEachEngine(
   'a batch is accepted, then judged duplicate, updated and conflicting on resend',
   async (t, open) => {
     const store = await withPartner(t, open);
