@@ -31,7 +31,8 @@ export function businessDate(date: Date): string {
 
 /** Whether a value is a calendar day, YYYY-MM-DD, that exists (2026-02-30 does not). */
 export function isCalendarDay(value: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  // No year 0000: the era goes from 1 BC to AD 1, and PostgreSQL cannot read such a day's start (decision 277).
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || value.startsWith('0000')) return false;
   // Date.parse rolls 2026-02-31 over to 2026-03-03 instead of refusing it: the day must come back unchanged.
   const date = new Date(`${value}T00:00:00Z`);
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;

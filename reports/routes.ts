@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { setImmediate as turn } from 'node:timers/promises';
 import type { Deps } from '../core/deps.ts';
 import { DomainError } from '../core/errors.ts';
@@ -9,6 +9,7 @@ import { reportAgencies, reportAgency, requireReportAuth } from './auth.ts';
 import { checkDayRange, privateResponse } from './query.ts';
 import type { AppRouter, InputState } from '../core/http/state.ts';
 import { validate } from '../core/http/validate.ts';
+import { primedStream } from '../core/http/primed-stream.ts';
 import type { PaymentRow, ZakatReportRow } from '../core/store/index.ts';
 import type {
   OrderQuery,
@@ -253,8 +254,10 @@ async function pagedAnswer<R, J>(
   },
 ): Promise<PagedEnvelope<J> | Readable> {
   if (items === -1) {
+    // The envelope's opening, then its first piece of rows (or its closing): the store's first read done.
+    const body = await primedStream(streamEnvelope(read.all(), toJson), 2);
     ctx.type = 'application/json';
-    return Readable.from(streamEnvelope(read.all(), toJson));
+    return body;
   }
   const { rows, total } = await read.page(items, page * items);
   return {

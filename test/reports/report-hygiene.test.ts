@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runReconciliation } from '../../pipeline/recon/run-day.ts';
-import { problemOf, reportToken } from '../helpers.ts';
+import pg from 'pg';
+import { onCleanup, problemOf, reportToken, startApp } from '../helpers.ts';
+import { startPostgres } from '../support/postgres.ts';
 import { AS_OF, DAY, generateDay } from '../support/recon-day.ts';
 import { drainPipeline, loadDay } from '../support/recon-load.ts';
 
@@ -20,6 +22,9 @@ test('report responses: impossible dates refused, personal data never cached or 
       ['end', '2026-13-01'],
       ['start', '2026-04-31'],
       ['end', '2025-02-29'],
+      // No year 0000 (1 BC, then AD 1): PostgreSQL cannot read the start of its days (decision 277).
+      ['start', '0000-01-01'],
+      ['end', '0000-03-01'],
     ] as const) {
       await t.test(`${route} refuses ${key}=${value} with 400 naming /${key}`, async () => {
         const query = key === 'start' ? `start=${value}&end=2026-12-31` : `start=2025-01-01&end=${value}`;
@@ -57,4 +62,28 @@ test('report responses: impossible dates refused, personal data never cached or 
       assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
     });
   }
+});
+
+test('a streamed report whose first read fails is answered 503, not a 200 cut short (postgresql)', async (t) => {
+  const postgres = await startPostgres(t);
+  const url = await postgres.createTestDatabase();
+  const app = await startApp(t, { DATABASE_URL: url });
+  const auth = { authorization: `Bearer ${await reportToken(app, ['LZS'])}` };
+  const streamed = () => fetch(`${app.url}/api/report/v1/payment?items=-1`, { headers: auth });
+  const ok = await streamed();
+  assert.equal(ok.status, 200);
+  assert.deepEqual(((await ok.json()) as { data: unknown[] }).data, []);
+
+  // An operator's session holds the payments: the report's first read waits out the lock wait (5 s) and
+  // fails as an outage, long after the envelope's opening could have gone out with a 200.
+  const operator = new pg.Client({ connectionString: url });
+  await operator.connect();
+  onCleanup(t, () => operator.end());
+  await operator.query('BEGIN');
+  await operator.query('LOCK TABLE payments IN ACCESS EXCLUSIVE MODE');
+  const response = await streamed();
+  await operator.query('ROLLBACK');
+  assert.equal(response.status, 503);
+  assert.equal(response.headers.get('content-type'), 'application/problem+json');
+  assert.equal(response.headers.get('retry-after'), '2');
 });

@@ -112,7 +112,7 @@ export function registerDashboardPages(router: Router, deps: Deps): void {
       const name = `payments-${filter.agency}-${query.start}_${query.end}.${format}`;
       ctx.set('Content-Disposition', `attachment; filename="${name}"`);
       ctx.type = format === 'csv' ? CSV_TYPE : XLSX_TYPE;
-      ctx.body = format === 'csv' ? paymentsCsv(rows) : await paymentsXlsx(rows, deps.clock.now());
+      ctx.body = format === 'csv' ? await paymentsCsv(rows) : await paymentsXlsx(rows, deps.clock.now());
     });
   }
 

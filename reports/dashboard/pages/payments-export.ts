@@ -1,10 +1,11 @@
 /** The payments page's exports: the filtered rows as CSV or as an Excel workbook, streamed as they are read. */
-import { PassThrough, Readable, type Writable } from 'node:stream';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { once } from 'node:events';
 import { setImmediate as turn } from 'node:timers/promises';
 import type { PaymentRow } from '../../../core/store/index.ts';
 import { formatSen } from '../../../core/money.ts';
 import { formatKl } from '../../../core/time.ts';
+import { primedStream } from '../../../core/http/primed-stream.ts';
 import { addTextRow, EXCEL_MAX_ROWS, startsLikeFormula, visibleText } from '../../reconciliation/cells.ts';
 
 interface Column {
@@ -54,8 +55,11 @@ const csvValue = (column: Column, p: PaymentRow) => {
   return column.money && typeof value === 'number' ? formatSen(value) : value;
 };
 
-/** The CSV (UTF-8 with a byte-order mark, so Excel reads names right; CRLF lines as RFC 4180 has them). */
-export function paymentsCsv(rows: AsyncIterable<PaymentRow>): Readable {
+/**
+ * The CSV (UTF-8 with a byte-order mark, so Excel reads names right; CRLF lines as RFC 4180 has them), its
+ * header and first piece of rows read before it is answered (`primedStream`).
+ */
+export function paymentsCsv(rows: AsyncIterable<PaymentRow>): Promise<Readable> {
   async function* lines(): AsyncGenerator<string> {
     yield `\ufeff${COLUMNS.map((c) => csvCell(c.header)).join(',')}\r\n`;
     let piece: string[] = [];
@@ -70,7 +74,7 @@ export function paymentsCsv(rows: AsyncIterable<PaymentRow>): Readable {
     }
     if (piece.length > 0) yield piece.join('');
   }
-  return Readable.from(lines());
+  return primedStream(lines(), 2);
 }
 
 const MONEY = '#,##0.00';
