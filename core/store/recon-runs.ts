@@ -81,7 +81,10 @@ export interface ReconRunsRepository {
    */
   requestRemail(runId: number, at: string): Promise<void>;
 
-  recordDelivery(delivery: ReconDelivery): Promise<void>;
+  recordDelivery(delivery: ReconDelivery): Promise<number>;
+
+  /** Sets the outcome of an attempt recorded before it was made (the recon e-mail's, decision 278). */
+  finishDelivery(id: number, end: Pick<ReconDelivery, 'outcome' | 'messageId' | 'detail'>): Promise<void>;
 
   /** Whether the run's e-mail was queued (not for a replay, a run recorded with no mail, no recipients). */
   emailQueued(runId: number): Promise<boolean>;

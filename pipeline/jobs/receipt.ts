@@ -70,6 +70,6 @@ export const receiptJob: JobDefinition<ReceiptJob> = {
 };
 
 /** The domain of a sender (`Name <a@b.example>` or `a@b.example`), for Message-IDs. */
-function domainOf(sender: string): string {
+export function domainOf(sender: string): string {
   return /@([^\s<>@]+?)>?\s*$/.exec(sender)?.[1] ?? 'amil.invalid';
 }

@@ -13,6 +13,7 @@ import { businessDate, prevDay } from '../../core/time.ts';
 import { reconEmail } from '../../reports/reconciliation/email.ts';
 import { asOfNow, NotReadyError, reconSinks, recipientsOf, runReconciliation } from '../recon/run-day.ts';
 import { PermanentJobError, type JobDefinition } from './types.ts';
+import { domainOf } from './receipt.ts';
 
 /**
  * The nightly run: one workbook per agency (and the bank's live-test report) for the day. A sink whose
@@ -42,7 +43,14 @@ export const reconNightlyJob: JobDefinition<ReconNightlyJob> = {
   },
 };
 
-/** E-mails a run's workbook to its recipients; every attempt is recorded, a sent run is never re-sent. */
+/** What an attempt that never recorded its end shows: the process stopped, or the store could not write. */
+const UNFINISHED = 'not finished: the process stopped or the store could not write after the attempt began';
+
+/**
+ * E-mails a run's workbook to its recipients; every attempt is recorded (before it is made), a sent run is
+ * never re-sent by itself but after a crash between the server taking it and its record, under the same
+ * Message-ID.
+ */
 export const reconEmailJob: JobDefinition<ReconEmailJob> = {
   name: 'recon-email',
   handles: (queue) => queue === RECON_EMAIL_QUEUE,
@@ -70,12 +78,28 @@ export const reconEmailJob: JobDefinition<ReconEmailJob> = {
       throw new PermanentJobError(`the workbook of run ${run.id} is no longer kept`);
     const attempt = deliveries.length + 1;
     const at = deps.clock.now().toISOString();
+    // One Message-ID per e-mail of the run (a re-mail is a new one): a resend after a crash between the
+    // server taking it and its record is recognisably the same message, as a receipt's is.
+    const messageId = `<recon.${run.id}.${sent + 1}@${domainOf(deps.config.mail.from)}>`;
+    // Recorded before it is sent, as not finished (decision 278): a store that cannot write stops the send
+    // here, where it used to send at every retry and fail to record each.
+    const delivery = await deps.store.reconRuns.recordDelivery({
+      runId: run.id,
+      recipients,
+      attempt,
+      at,
+      outcome: 'failed',
+      messageId,
+      detail: UNFINISHED,
+    });
+    let mailed: Awaited<ReturnType<typeof deps.mailer.send>>;
     try {
-      const sent = await deps.mailer.send({
+      mailed = await deps.mailer.send({
         to: recipients,
         subject,
         text,
         html,
+        messageId,
         ...(inReplyTo ? { inReplyTo } : {}),
         attachments: [
           {
@@ -85,26 +109,18 @@ export const reconEmailJob: JobDefinition<ReconEmailJob> = {
           },
         ],
       });
-      await deps.store.reconRuns.recordDelivery({
-        runId: run.id,
-        recipients,
-        attempt,
-        at,
-        outcome: 'sent',
-        messageId: sent.messageId,
-        detail: sent.file ? path.relative(deps.config.dataDir, sent.file) : null,
-      });
     } catch (error) {
-      await deps.store.reconRuns.recordDelivery({
-        runId: run.id,
-        recipients,
-        attempt,
-        at,
+      await deps.store.reconRuns.finishDelivery(delivery, {
         outcome: 'failed',
         messageId: null,
         detail: (error as Error).message.slice(0, 500),
       });
       throw error;
     }
+    await deps.store.reconRuns.finishDelivery(delivery, {
+      outcome: 'sent',
+      messageId: mailed.messageId,
+      detail: mailed.file ? path.relative(deps.config.dataDir, mailed.file) : null,
+    });
   },
 };

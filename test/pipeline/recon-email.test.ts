@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
-import type { fixedClock } from '../../core/clock.ts';
+import { fixedClock } from '../../core/clock.ts';
 import { runReconciliation } from '../../pipeline/recon/run-day.ts';
-import { reconNightlyJob } from '../../pipeline/jobs/recon.ts';
-import type { TestApp } from '../helpers.ts';
+import { reconEmailJob, reconNightlyJob } from '../../pipeline/jobs/recon.ts';
+import { startApp, type TestApp } from '../helpers.ts';
+import { startPostgres } from '../support/postgres.ts';
 import { AS_OF, DAY, generateDay } from '../support/recon-day.ts';
 import { drainPipeline, loadDay } from '../support/recon-load.ts';
 import { startSmtp } from '../support/smtp.ts';
@@ -197,4 +198,43 @@ test('a re-run that finds the same records is mailed as an unchanged re-run, not
     `Re-run, no change: Zakat reconciliation ${DAY}: Pusat Pungutan Zakat MAIWP (same figures as run ${run.previousRun})`,
     `Zakat reconciliation ${DAY}: Pusat Pungutan Zakat MAIWP`,
   ]);
+});
+
+test('while the store cannot record an attempt, the workbook is not e-mailed; once it can, once (postgresql)', async (t) => {
+  const smtp = await startSmtp(t);
+  const postgres = await startPostgres(t);
+  const app = await startApp(
+    t,
+    {
+      DATABASE_URL: await postgres.createTestDatabase(),
+      SMTP_URL: smtp.url,
+      MAIL_FROM: 'amil <recon@amil.test>',
+    },
+    { clock: fixedClock(new Date(AS_OF.getTime() + 60_000)) },
+  );
+  const { run } = await runReconciliation(app.deps, {
+    sink: 'LZS',
+    day: DAY,
+    trigger: 'manual',
+    asOf: AS_OF,
+    mail: false,
+  });
+
+  // A failover: the database answers reads and refuses writes. Each retry of the job fails before sending
+  // (it sent, and failed to record the send, at every retry: 11 copies in a 10-second failover).
+  await postgres.takeWrites(false);
+  for (let retry = 0; retry < 3; retry += 1)
+    await assert.rejects(reconEmailJob.process({ runId: run.id }, app.deps), /read-only|standby|writes/i);
+  assert.equal(smtp.received.length, 0, 'nothing sent while no attempt could be recorded');
+
+  await postgres.takeWrites(true);
+  await reconEmailJob.process({ runId: run.id }, app.deps);
+  await reconEmailJob.process({ runId: run.id }, app.deps); // run again: already sent
+  assert.equal(smtp.received.length, 1);
+  assert.equal(smtp.received[0]?.mail.messageId, `<recon.${run.id}.1@amil.test>`);
+  const deliveries = await app.deps.store.reconRuns.deliveries(run.id);
+  assert.deepEqual(
+    deliveries.map((d) => [d.attempt, d.outcome, d.messageId]),
+    [[1, 'sent', `<recon.${run.id}.1@amil.test>`]],
+  );
 });

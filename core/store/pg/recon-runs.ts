@@ -49,7 +49,10 @@ const LIST = statement(
 );
 const INSERT_DELIVERY = statement(
   `INSERT INTO recon_deliveries (run_id, recipients, attempt, at, outcome, message_id, detail)
-   VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+   VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+);
+const FINISH_DELIVERY = statement(
+  'UPDATE recon_deliveries SET outcome = $2, message_id = $3, detail = $4 WHERE id = $1',
 );
 const SENT_COUNT = statement(
   `SELECT count(*) AS n FROM recon_deliveries WHERE run_id = $1 AND outcome = 'sent'`,
@@ -156,8 +159,12 @@ export function pgReconRuns(db: PgDb): ReconRunsRepository {
       });
     },
 
+    async finishDelivery(id, end) {
+      await db.run(FINISH_DELIVERY, [id, end.outcome, end.messageId, end.detail]);
+    },
+
     async recordDelivery(delivery) {
-      await db.run(INSERT_DELIVERY, [
+      const row = await db.row<{ id: number }>(INSERT_DELIVERY, [
         delivery.runId,
         JSON.stringify(delivery.recipients),
         delivery.attempt,
@@ -166,6 +173,7 @@ export function pgReconRuns(db: PgDb): ReconRunsRepository {
         delivery.messageId,
         delivery.detail,
       ]);
+      return row!.id;
     },
 
     async emailQueued(runId) {

@@ -139,14 +139,24 @@ export function sqliteReconRuns(db: Db): ReconRunsRepository {
       });
     },
 
-    async recordDelivery(delivery: ReconDelivery): Promise<void> {
+    async recordDelivery(delivery: ReconDelivery): Promise<number> {
+      return write(() =>
+        Number(
+          db
+            .prepare(
+              `INSERT INTO recon_deliveries (run_id, recipients, attempt, at, outcome, message_id, detail)
+               VALUES (@runId, @recipients, @attempt, @at, @outcome, @messageId, @detail)`,
+            )
+            .run({ ...delivery, recipients: JSON.stringify(delivery.recipients) }).lastInsertRowid,
+        ),
+      );
+    },
+
+    async finishDelivery(id, end): Promise<void> {
       await write(() =>
         db
-          .prepare(
-            `INSERT INTO recon_deliveries (run_id, recipients, attempt, at, outcome, message_id, detail)
-             VALUES (@runId, @recipients, @attempt, @at, @outcome, @messageId, @detail)`,
-          )
-          .run({ ...delivery, recipients: JSON.stringify(delivery.recipients) }),
+          .prepare('UPDATE recon_deliveries SET outcome = ?, message_id = ?, detail = ? WHERE id = ?')
+          .run(end.outcome, end.messageId, end.detail, id),
       );
     },
 
