@@ -67,7 +67,10 @@ export function createNightlyScheduler(
     if (stopped) return;
     const now = deps.clock.now();
     const untilFiring = nextFireAt(deps.config.recon.cron, now).getTime() - now.getTime();
-    timer = setTimeout(() => void tick().then(arm), Math.min(untilFiring + AFTER_FIRING_MS, NIGHTLY_CHECK_MS));
+    timer = setTimeout(
+      () => void tick().then(arm),
+      Math.min(untilFiring + AFTER_FIRING_MS, NIGHTLY_CHECK_MS),
+    );
     timer.unref();
   };
 
