@@ -62,7 +62,7 @@ await runMain(async () => {
     wakes?.close();
     await sweep?.stop();
     await upkeep?.stop();
-    nightly?.stop();
+    await nightly?.stop();
     await observed.close();
     await app.close();
   };

@@ -35,7 +35,7 @@ export async function startWorker(): Promise<() => Promise<void>> {
   await nightly.start();
   deps.logger.info({ queues: pipelineQueueNames(deps.config) }, 'worker started');
   return async () => {
-    nightly.stop();
+    await nightly.stop();
     await runtime.stop();
     await sweep.stop();
     await upkeep.stop();

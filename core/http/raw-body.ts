@@ -59,7 +59,8 @@ export function parseJson(body: Buffer, shape?: JsonShapeLimits): unknown {
   }
   // Text no UTF-8 can hold, written as an escape: refused as invalid UTF-8 is, but pointing at it.
   if (mayHoldLoneSurrogates(text)) {
-    const errors = illFormedStrings(parsed, MAX_PROBLEM_ERRORS);
+    // One more than the problem lists, so the problem says it was cut (errors_truncated).
+    const errors = illFormedStrings(parsed, MAX_PROBLEM_ERRORS + 1);
     if (errors.length > 0)
       throw new DomainError(
         'validation-failed',

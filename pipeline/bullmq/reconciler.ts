@@ -15,7 +15,8 @@ const ROWS_PER_LOOK = 500;
  * over) is re-added under the same job id, so a second add of a job it still has is ignored; a job that
  * completed but whose row was not marked is marked; a job failed past its retry horizon is re-driven every
  * maximum retry interval (the nightly run's too: it is owed in the outbox, decision 274). The worker
- * process's reconciler also removes, once, the nightly job scheduler earlier releases kept in Redis. Each
+ * process's reconciler also removes, at each pass, the nightly job scheduler earlier releases kept in Redis
+ * (their workers, still running during a rolling upgrade, re-create it at each of their passes). Each
  * pass forgets the outbox rows of jobs done longer ago than OUTBOX_KEEP_DAYS (decision 241). A lost Redis
  * costs time, not data.
  */
@@ -29,13 +30,9 @@ export function createReconciler(
   let failing = false;
   const pruner = createOutboxPruner(deps.store.outbox, deps.config.pipeline.outboxKeepMs);
 
-  let legacyRemoved = !options.nightlyScheduler;
-
   async function pass(): Promise<{ more: boolean }> {
-    if (!legacyRemoved) {
-      await removeLegacyNightlyScheduler(queues.get(RECON_NIGHTLY_QUEUE));
-      legacyRemoved = true;
-    }
+    // At every pass, not once: during a rolling upgrade the workers of the release before re-create it.
+    if (options.nightlyScheduler) await removeLegacyNightlyScheduler(queues.get(RECON_NIGHTLY_QUEUE));
     const now = deps.clock.now();
     const rows = await deps.store.outbox.unfinished(
       new Date(now.getTime() - reconcileGraceMs),

@@ -80,7 +80,8 @@ export const reconEmailJob: JobDefinition<ReconEmailJob> = {
     const at = deps.clock.now().toISOString();
     // One Message-ID per e-mail of the run (a re-mail is a new one): a resend after a crash between the
     // server taking it and its record is recognisably the same message, as a receipt's is.
-    const messageId = `<recon.${run.id}.${sent + 1}@${domainOf(deps.config.mail.from)}>`;
+    // The workbook's hash too: a restored backup or another installation reuses run ids, never workbooks.
+    const messageId = `<recon.${run.id}.${sent + 1}.${run.fileSha256.slice(0, 12)}@${domainOf(deps.config.mail.from)}>`;
     // Recorded before it is sent, as not finished (decision 278): a store that cannot write stops the send
     // here, where it used to send at every retry and fail to record each.
     const delivery = await deps.store.reconRuns.recordDelivery({
@@ -110,11 +111,14 @@ export const reconEmailJob: JobDefinition<ReconEmailJob> = {
         ],
       });
     } catch (error) {
-      await deps.store.reconRuns.finishDelivery(delivery, {
-        outcome: 'failed',
-        messageId: null,
-        detail: (error as Error).message.slice(0, 500),
-      });
+      // The send's error is the job's, whether or not the store can record it now.
+      await deps.store.reconRuns
+        .finishDelivery(delivery, {
+          outcome: 'failed',
+          messageId: null,
+          detail: (error as Error).message.slice(0, 500),
+        })
+        .catch(() => undefined);
       throw error;
     }
     await deps.store.reconRuns.finishDelivery(delivery, {

@@ -43,17 +43,20 @@ export function createNightlyScheduler(
   let failing = false;
   const log = deps.logger.child({ component: 'recon-scheduler' });
   let since = deps.clock.now();
-  let catchUp = options.catchUp === 'always';
+  // Undecided until the store says whether it is established: a failed read is asked again at the next tick.
+  let catchUp: boolean | undefined = options.catchUp === 'always' ? true : undefined;
+  let inFlight: Promise<void> | undefined;
 
   const owe = async () => {
     const now = deps.clock.now();
     const fired = lastFireAt(deps.config.recon.cron, now);
+    catchUp ??= await deps.store.reconRuns.anyNightly();
     if (!catchUp && fired < since) return;
     const day = dayOfFiring(fired);
     await deps.store.outbox.enqueue(RECON_NIGHTLY_QUEUE, reconNightlyJobId(day), { day }, now);
   };
   const tick = () =>
-    owe().then(
+    (inFlight = owe().then(
       () => {
         if (failing) log.info('the nightly reconciliation is in the outbox again');
         failing = false;
@@ -62,7 +65,7 @@ export function createNightlyScheduler(
         if (!failing) log.error({ err }, 'cannot put the nightly reconciliation in the outbox: trying again');
         failing = true;
       },
-    );
+    ));
   const arm = () => {
     if (stopped) return;
     const now = deps.clock.now();
@@ -78,17 +81,14 @@ export function createNightlyScheduler(
     async start(): Promise<void> {
       stopped = false;
       since = deps.clock.now();
-      if (options.catchUp === 'established')
-        catchUp = await deps.store.reconRuns.anyNightly().catch((err: unknown) => {
-          log.error({ err }, 'cannot tell whether a nightly run was missed: catching up none');
-          return false;
-        });
       await tick();
       arm();
     },
-    stop(): void {
+    /** Stops the timer; resolves once a tick in flight has written (the store may close after). */
+    async stop(): Promise<void> {
       stopped = true;
       clearTimeout(timer);
+      await inFlight;
     },
   };
 }

@@ -231,10 +231,11 @@ test('while the store cannot record an attempt, the workbook is not e-mailed; on
   await reconEmailJob.process({ runId: run.id }, app.deps);
   await reconEmailJob.process({ runId: run.id }, app.deps); // run again: already sent
   assert.equal(smtp.received.length, 1);
-  assert.equal(smtp.received[0]?.mail.messageId, `<recon.${run.id}.1@amil.test>`);
+  const messageId = `<recon.${run.id}.1.${run.fileSha256.slice(0, 12)}@amil.test>`;
+  assert.equal(smtp.received[0]?.mail.messageId, messageId);
   const deliveries = await app.deps.store.reconRuns.deliveries(run.id);
   assert.deepEqual(
     deliveries.map((d) => [d.attempt, d.outcome, d.messageId]),
-    [[1, 'sent', `<recon.${run.id}.1@amil.test>`]],
+    [[1, 'sent', messageId]],
   );
 });

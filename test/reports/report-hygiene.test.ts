@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { runReconciliation } from '../../pipeline/recon/run-day.ts';
 import pg from 'pg';
 import { onCleanup, problemOf, reportToken, startApp } from '../helpers.ts';
+import { dashboardUser, signIn } from '../support/dashboard.ts';
 import { startPostgres } from '../support/postgres.ts';
 import { AS_OF, DAY, generateDay } from '../support/recon-day.ts';
 import { drainPipeline, loadDay } from '../support/recon-load.ts';
@@ -74,6 +75,7 @@ test('a streamed report whose first read fails is answered 503, not a 200 cut sh
   assert.equal(ok.status, 200);
   assert.deepEqual(((await ok.json()) as { data: unknown[] }).data, []);
 
+  const staff = await signIn(app, await dashboardUser(app, { LZS: 'viewer' }));
   // An operator's session holds the payments: the report's first read waits out the lock wait (5 s) and
   // fails as an outage, long after the envelope's opening could have gone out with a 200.
   const operator = new pg.Client({ connectionString: url });
@@ -82,8 +84,13 @@ test('a streamed report whose first read fails is answered 503, not a 200 cut sh
   await operator.query('BEGIN');
   await operator.query('LOCK TABLE payments IN ACCESS EXCLUSIVE MODE');
   const response = await streamed();
+  // The dashboard's CSV export the same way: an error page, not a file named payments-....csv.
+  const csv = await staff.get('/dashboard/a/LZS/payments/export.csv', { accept: 'text/html' });
   await operator.query('ROLLBACK');
   assert.equal(response.status, 503);
   assert.equal(response.headers.get('content-type'), 'application/problem+json');
   assert.equal(response.headers.get('retry-after'), '2');
+  assert.equal(csv.status, 503);
+  assert.equal(csv.headers.get('content-disposition'), null);
+  assert.match(csv.headers.get('content-type') ?? '', /^text\/html/);
 });

@@ -351,7 +351,8 @@ async function refuseOccupiedBeforeMigrating(pg: PgDb, tables: readonly string[]
       throw new Error(
         `the target database is not empty (table ${table} has rows) and has ${pending.length} of this ` +
           `release's migrations to apply (${pending[0]?.name}...), so it is no earlier move of this file; ` +
-          'nothing was copied or applied. To move this file, name an empty database',
+          'nothing was copied or applied. To move this file, name an empty database (a move of this file that ' +
+          'an older amil committed and did not mark is completed by that release)',
       );
   }
 }
