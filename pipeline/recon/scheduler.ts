@@ -97,8 +97,9 @@ export function createNightlyScheduler(
 const LEGACY_SCHEDULER = 'recon-nightly';
 
 /**
- * Removes that job scheduler (Redis mode, at a worker's start): the nightly run is owed in the outbox now,
- * and the scheduler's firings (with no day) would run beside it.
+ * Removes that job scheduler (Redis mode, at each pass of a worker's reconciler: during a rolling upgrade
+ * the workers of the release before re-create it): the nightly run is owed in the outbox now, and the
+ * scheduler's firings (with no day) would run beside it.
  */
 export async function removeLegacyNightlyScheduler(queue: Queue): Promise<void> {
   await queue.removeJobScheduler(LEGACY_SCHEDULER);
