@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { fixedClock } from '../../core/clock.ts';
 import { loadConfig } from '../../core/config.ts';
 import { localWorkbook } from '../../core/recon-workbook.ts';
-import { migratePg, pgMigrationFiles } from '../../core/store/pg/migrate.ts';
+import { migratePg } from '../../core/store/pg/migrate.ts';
 import { migrateStore } from '../../core/store/sqlite/migrate-store.ts';
 import { openDatabase } from '../../core/store/sqlite/db.ts';
 import { openPgPool } from '../../core/store/pg/pool.ts';
@@ -21,7 +21,7 @@ import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { reconNightlyJob } from '../../pipeline/jobs/recon.ts';
 import { runCli, startServer } from '../bin/processes.ts';
 import { REPO_ROOT, reportToken, startApp, tempDir } from '../helpers.ts';
-import { startPostgres, type TestPostgres } from '../support/postgres.ts';
+import { migratePgBefore, startPostgres, type TestPostgres } from '../support/postgres.ts';
 import { onPostgres } from '../support/test-database.ts';
 
 const DAY_DIR = path.join(REPO_ROOT, 'fixtures/days/2026-11-20');
@@ -263,13 +263,7 @@ test(
     const url = await server.createTestDatabase();
     const pg = openPgPool(url);
     t.after(() => pg.close());
-    await pg.run('CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL)');
-    const older = pgMigrationFiles().filter((f) => f < '025');
-    for (const name of older)
-      await pg.transaction(async (tx) => {
-        await tx.run(readFileSync(path.join(REPO_ROOT, 'core/store/pg/migrations', name), 'utf8'));
-        await tx.run('INSERT INTO schema_migrations VALUES ($1, now())', [name]);
-      });
+    const older = await migratePgBefore(pg, '025');
     await pg.run("INSERT INTO partners (id, created_at) VALUES ('other-bank', now())");
 
     const result = await moveStore(file, url);

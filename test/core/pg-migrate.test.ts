@@ -4,7 +4,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { Writable } from 'node:stream';
@@ -15,9 +14,9 @@ import { pgMigrationFiles } from '../../core/store/pg/migrate.ts';
 import { openPgPool, type PgDb } from '../../core/store/pg/pool.ts';
 import { runProgram } from '../../bin/cli/program.ts';
 import { runCliProcess } from '../bin/processes.ts';
-import { REPO_ROOT, tempDir } from '../helpers.ts';
+import { tempDir } from '../helpers.ts';
 import { waitUntil } from '../support/faults.ts';
-import { startPostgres, type TestPostgres } from '../support/postgres.ts';
+import { migratePgBefore, startPostgres, type TestPostgres } from '../support/postgres.ts';
 
 let server: TestPostgres;
 before(async () => {
@@ -198,17 +197,8 @@ test('a database whose default collation is ICU is refused, though its LC_COLLAT
 
 test('a migration whose index was built beforehand and left invalid (a cancelled CONCURRENTLY) is refused', async () => {
   const url = await server.createTestDatabase();
-  const files = pgMigrationFiles();
   // The release before 019, as migratePg leaves it.
-  await withPool(url, async (db) => {
-    await db.run('CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL)');
-    for (const file of files.filter((f) => f < '019')) {
-      await db.transaction(async (tx) => {
-        await tx.run(readFileSync(path.join(REPO_ROOT, 'core/store/pg/migrations', file), 'utf8'));
-        await tx.run('INSERT INTO schema_migrations VALUES ($1, now())', [file]);
-      });
-    }
-  });
+  await withPool(url, (db) => migratePgBefore(db, '019'));
   // The operator builds 019's index beforehand (docs/deployment.md). It waits for a transaction holding an
   // older snapshot (a long report, a backup), and the operator presses Ctrl-C: an invalid index is left,
   // and the same statement run again says "already exists, skipping".

@@ -5,15 +5,18 @@
  * PostgreSQL refuses to run as root.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import pg from 'pg';
+import { pgMigrationFiles } from '../../core/store/pg/migrate.ts';
+import type { PgDb } from '../../core/store/pg/pool.ts';
 import { onCleanup } from '../helpers.ts';
 import { freePort } from './free-port.ts';
 
 const BIN = '/usr/lib/postgresql/15/bin';
+const PG_MIGRATIONS = path.resolve(import.meta.dirname, '../../core/store/pg/migrations');
 /** The superuser of the test cluster (trust authentication on loopback and the socket only). */
 const SUPERUSER = 'amil';
 
@@ -189,4 +192,19 @@ export async function startPostgres(t?: TestContext): Promise<TestPostgres> {
     restart,
     takeWrites,
   };
+}
+
+/**
+ * A database as an earlier release left it: the PostgreSQL migrations before `first` (a file name prefix such
+ * as '019'), applied and recorded as migratePg does. Returns their names.
+ */
+export async function migratePgBefore(db: PgDb, first: string): Promise<string[]> {
+  await db.run('CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL)');
+  const older = pgMigrationFiles().filter((f) => f < first);
+  for (const name of older)
+    await db.transaction(async (tx) => {
+      await tx.run(readFileSync(path.join(PG_MIGRATIONS, name), 'utf8'));
+      await tx.run('INSERT INTO schema_migrations VALUES ($1, now())', [name]);
+    });
+  return older;
 }
