@@ -204,7 +204,8 @@ function formatMessage(format: string): string {
   }
 }
 
-function escapePointer(token: string): string {
+/** A JSON pointer's reference token (RFC 6901): ~ and / escaped. */
+export function escapePointer(token: string): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 

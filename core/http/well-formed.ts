@@ -1,4 +1,4 @@
-import type { FieldError } from '../../schemas/index.ts';
+import { escapePointer, type FieldError } from '../../schemas/index.ts';
 
 /**
  * Whether JSON text may decode to a string that is not well-formed Unicode: only an escape of a surrogate
@@ -32,7 +32,7 @@ export function illFormedStrings(value: unknown, limit: number, at = ''): FieldE
     }
     if (v === null || typeof v !== 'object') return;
     for (const [key, item] of Object.entries(v)) {
-      const keyPointer = `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+      const keyPointer = `${pointer}/${escapePointer(key)}`;
       if (!(key as string & { isWellFormed(): boolean }).isWellFormed())
         found.push({ pointer: keyPointer, message: `(a key) ${LONE_SURROGATE}` });
       walk(item, keyPointer);
