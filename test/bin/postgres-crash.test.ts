@@ -7,7 +7,7 @@
  * without Redis; and processes started while it is down wait for it and come up with it.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { Queue } from 'bullmq';
 import { NORMALISE_QUEUE } from '../../core/queues.ts';
 import { businessDate, prevDay } from '../../core/time.ts';
@@ -31,11 +31,22 @@ const PER_BATCH = 20;
 /** How long the server stays down: longer than the jobs' retry horizon below, so they exhaust it. */
 const DOWN_MS = 6000;
 
-/** The partner bank, posting batches of one day to `url` as it does in production. */
-function partnerBank(url: string, day: string) {
+/** How long after the restart the bank's batches must all be taken. */
+const TAKEN_WITHIN_MS = 45_000;
+
+/**
+ * The partner bank, posting batches of one day to `url` as it does in production. It gives up when the test
+ * ends, so a web process that never comes back fails the test instead of keeping its file running for ever.
+ */
+function partnerBank(t: TestContext, url: string, day: string) {
   /** The postings of the batches answered 200, and the answers that said to come back later. */
   const stored = new Set<string>();
   const refusals: { status: number; retryAfter: string | null; type: string }[] = [];
+  let lastFailure = '';
+  let gaveUp = false;
+  onCleanup(t, () => {
+    gaveUp = true;
+  });
   /** Posts one batch: again after each refusal or cut connection, until it is taken. */
   const postUntilStored = async (nth: number) => {
     const records = Array.from({ length: PER_BATCH }, (_, i) =>
@@ -47,11 +58,15 @@ function partnerBank(url: string, day: string) {
     );
     const body = JSON.stringify({ transactions: records });
     for (;;) {
+      if (gaveUp) throw new Error(`the bank gave up on batch ${nth}; its last failure: ${lastFailure}`);
       const response = await fetch(`${url}/api/bank/webhook`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-password': DEMO_PASSWORD },
         body,
-      }).catch(() => undefined);
+      }).catch((error: unknown) => {
+        lastFailure = String((error as Error).cause ?? error);
+        return undefined;
+      });
       if (response?.status === 200) {
         for (const r of records) stored.add(r.orderno);
         return;
@@ -60,6 +75,7 @@ function partnerBank(url: string, day: string) {
         const text = await response.text();
         const type = /"type":"([^"]*)"/.exec(text)?.[1] ?? text;
         refusals.push({ status: response.status, retryAfter: response.headers.get('retry-after'), type });
+        lastFailure = `${response.status} ${type}`;
       }
       await new Promise((r) => setTimeout(r, 300));
     }
@@ -68,6 +84,19 @@ function partnerBank(url: string, day: string) {
   return {
     stored,
     refusals,
+    /** Waits for `posting` to end, giving up after TAKEN_WITHIN_MS and saying why with `explain()`. */
+    async taken(posting: Promise<unknown>, explain: () => string): Promise<void> {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>(
+        (resolve) => (timer = setTimeout(() => resolve('late'), TAKEN_WITHIN_MS)),
+      );
+      const outcome = await Promise.race([posting, late]).finally(() => clearTimeout(timer));
+      if (outcome !== 'late') return;
+      gaveUp = true;
+      assert.fail(
+        `batches not taken ${TAKEN_WITHIN_MS} ms after the restart (${lastFailure}):\n${explain()}`,
+      );
+    },
     /** Two of the bank's connections posting a batch every 50 ms each, until `until` says to stop. */
     post: (until: () => boolean) =>
       Promise.all(
@@ -123,7 +152,7 @@ test(
         throw error;
       });
 
-    const bank = partnerBank(web.process.url, day);
+    const bank = partnerBank(t, web.process.url, day);
 
     // Before: postings, and two orders paid whose callbacks the merchant keeps refusing.
     let batchesBefore = 0;
@@ -172,7 +201,7 @@ test(
       assert.equal(worker.process.child.exitCode, null, 'nor the worker');
     });
 
-    await posting;
+    await bank.taken(posting, () => machines.map((m) => `${m.dir}:\n${complaints(m)}`).join('\n'));
     await t.test('every refusal the bank met said to send the batch again', () =>
       bank.checkRefusals(complaints(web)),
     );
@@ -248,7 +277,7 @@ test(
   async (t) => {
     const postgres = await startPostgres(t);
     const web = await startMachine(t, 'web', { DATABASE_URL: postgres.url, LOG_LEVEL: 'info' });
-    const bank = partnerBank(web.process.url, prevDay(businessDate(new Date())));
+    const bank = partnerBank(t, web.process.url, prevDay(businessDate(new Date())));
     let restartedAt = 0;
     const posting = bank.post(() => restartedAt > 0 && Date.now() - restartedAt > 2000);
     await new Promise((r) => setTimeout(r, 500));
@@ -256,7 +285,10 @@ test(
     await new Promise((r) => setTimeout(r, 3000));
     await postgres.restart();
     restartedAt = Date.now();
-    await posting;
+    await bank.taken(
+      posting,
+      () => `exit code ${web.process.child.exitCode}:\n${web.process.output().slice(-6000)}`,
+    );
     assert.equal(await readyWithin(web.process.url, 15_000), 200, 'ready again by itself');
     bank.checkRefusals(complaints(web));
     await waitUntil(
@@ -306,7 +338,7 @@ test(
     );
     for (const m of [worker, web]) assert.match(m.process.output(), /the database answers: starting/);
     const url = SERVER_LISTENING.exec(web.process.output())?.[1] ?? '';
-    const bank = partnerBank(url, prevDay(businessDate(new Date())));
+    const bank = partnerBank(t, url, prevDay(businessDate(new Date())));
     let batches = 0;
     await bank.post(() => (batches += 1) > 2);
     assert.deepEqual(bank.refusals, [], 'every batch taken at once');
