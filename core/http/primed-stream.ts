@@ -20,3 +20,18 @@ export async function primedStream(chunks: AsyncGenerator<string>, pieces: numbe
     })(),
   );
 }
+
+/**
+ * The rows with their first read already done, for a body written as rows come (the Excel export): as with
+ * `primedStream`, a store failing at once fails here, before any header of the file is set.
+ */
+export async function primedRows<T>(rows: AsyncIterable<T>): Promise<AsyncIterable<T>> {
+  const iterator = rows[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  return (async function* () {
+    if (first.done) return;
+    yield first.value;
+    // Delegated, so a consumer that stops early closes the store's read (its return() reaches it).
+    yield* { [Symbol.asyncIterator]: () => iterator };
+  })();
+}

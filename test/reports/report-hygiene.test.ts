@@ -84,8 +84,10 @@ test('a streamed report whose first read fails is answered 503, not a 200 cut sh
   await operator.query('BEGIN');
   await operator.query('LOCK TABLE payments IN ACCESS EXCLUSIVE MODE');
   const response = await streamed();
-  // The dashboard's CSV export the same way: an error page, not a file named payments-....csv.
-  const csv = await staff.get('/dashboard/a/LZS/payments/export.csv', { accept: 'text/html' });
+  // The dashboard's exports the same way: an error page, not a file named payments-....csv (or .xlsx).
+  const exported = (format: string) =>
+    staff.get(`/dashboard/a/LZS/payments/export.${format}`, { accept: 'text/html' });
+  const [csv, xlsx] = await Promise.all([exported('csv'), exported('xlsx')]);
   await operator.query('ROLLBACK');
   assert.equal(response.status, 503);
   assert.equal(response.headers.get('content-type'), 'application/problem+json');
@@ -93,4 +95,7 @@ test('a streamed report whose first read fails is answered 503, not a 200 cut sh
   assert.equal(csv.status, 503);
   assert.equal(csv.headers.get('content-disposition'), null);
   assert.match(csv.headers.get('content-type') ?? '', /^text\/html/);
+  assert.equal(xlsx.status, 503);
+  assert.equal(xlsx.headers.get('content-disposition'), null);
+  assert.match(xlsx.headers.get('content-type') ?? '', /^text\/html/);
 });

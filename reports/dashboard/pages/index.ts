@@ -111,7 +111,7 @@ export function registerDashboardPages(router: Router, deps: Deps): void {
       const rows = reads.paymentRows(filter);
       const name = `payments-${filter.agency}-${query.start}_${query.end}.${format}`;
       const body = format === 'csv' ? await paymentsCsv(rows) : await paymentsXlsx(rows, deps.clock.now());
-      // Once the body's first read is done (the CSV's): a store failing at once is an error page, not a file.
+      // Once the body's first read is done: a store failing at once is an error page, not a file.
       ctx.set('Content-Disposition', `attachment; filename="${name}"`);
       ctx.type = format === 'csv' ? CSV_TYPE : XLSX_TYPE;
       ctx.body = body;

@@ -5,7 +5,7 @@ import { setImmediate as turn } from 'node:timers/promises';
 import type { PaymentRow } from '../../../core/store/index.ts';
 import { formatSen } from '../../../core/money.ts';
 import { formatKl } from '../../../core/time.ts';
-import { primedStream } from '../../../core/http/primed-stream.ts';
+import { primedRows, primedStream } from '../../../core/http/primed-stream.ts';
 import { addTextRow, EXCEL_MAX_ROWS, startsLikeFormula, visibleText } from '../../reconciliation/cells.ts';
 
 interface Column {
@@ -89,9 +89,11 @@ async function drained(out: Writable): Promise<void> {
 /**
  * The workbook, written by exceljs's streaming writer into the returned stream as rows are read: one sheet
  * of payments (continued on "Payments (2)" past Excel's row limit), bold frozen header, filters, money as
- * numbers in ringgit. Errors while writing destroy the stream (the client sees a broken download).
+ * numbers in ringgit. Answered once the first row is read (`primedRows`), so a store failing at once is an
+ * error page; errors later while writing destroy the stream (the client sees a broken download).
  */
-export async function paymentsXlsx(rows: AsyncIterable<PaymentRow>, now: Date): Promise<Readable> {
+export async function paymentsXlsx(source: AsyncIterable<PaymentRow>, now: Date): Promise<Readable> {
+  const rows = await primedRows(source);
   // exceljs loads with the first export, not with every web process (decision 257).
   const { DeterministicWorkbookWriter } = await import('../../reconciliation/deterministic-writer.ts');
   const out = new PassThrough();
