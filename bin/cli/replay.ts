@@ -78,7 +78,7 @@ async function replay(cli: CliContext, opts: ReplayOptions): Promise<void> {
     Presets.shades_classic,
   );
   try {
-    const { asOf, results } = await replayFrom(d, {
+    const results = await replayFrom(d, {
       day: opts.day,
       ...(opts.from !== undefined && { from: opts.from }),
       outDir: opts.out,
@@ -96,7 +96,6 @@ async function replay(cli: CliContext, opts: ReplayOptions): Promise<void> {
       if (opts.compare === undefined) continue;
       const diff = await compareWithOriginal(d, result, {
         day: opts.day,
-        asOf,
         ...(typeof opts.compare === 'string' && { dir: opts.compare }),
       });
       if (!diff) {

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Deps } from '../../core/deps.ts';
+import { TEST_SINK } from '../../core/store/index.ts';
 import { compareWorkbooks, type WorkbookDiff } from '../../reports/reconciliation/compare.ts';
 import { exportDay, readDayDir, replayDay } from './replay.ts';
 import { asOfNow, type ReconRunResult } from './run-day.ts';
@@ -24,7 +25,10 @@ export interface ReplayRequest {
   from?: string;
   /** Where the workbooks go. */
   outDir: string;
-  /** Read the day as of this instant (default: the export's, or the day's latest run, or now). */
+  /**
+   * Read the day as of this instant (default: the export's; from the archive, each sink's latest run's, or
+   * the day's latest run's for a sink without one, or now).
+   */
   asOf?: Date;
   /** Only these sinks (default: every agency and the bank test report). */
   sinks?: readonly string[];
@@ -32,36 +36,53 @@ export interface ReplayRequest {
   onProgress?: (done: number, total: number) => void;
 }
 
-/** Replays a day in an isolated store and returns its workbooks, and the instant the day was read as of. */
-export async function replayFrom(
-  deps: Deps,
-  request: ReplayRequest,
-): Promise<{ asOf: Date; results: ReconRunResult[] }> {
+/** Replays a day in an isolated store and returns its workbooks, each as of the instant it was read. */
+export async function replayFrom(deps: Deps, request: ReplayRequest): Promise<ReconRunResult[]> {
   const agencies = (await deps.store.agencies.list()).map((a) => ({
     code: a.code,
     name: a.name,
     settings: a.settings,
   }));
-  let scratch: string | undefined;
-  try {
-    let from = request.from;
-    if (from === undefined) {
-      const asOf = request.asOf ?? (await replayAsOf(deps, request.day));
-      scratch = mkdtempSync(path.join(tmpdir(), 'amil-export-'));
-      await exportDay(deps, request.day, asOf, scratch);
-      from = scratch;
-    }
-    const archive = readDayDir(from, request.day, { asOf: request.asOf, agencies });
+  const sinks = request.sinks ?? [...agencies.map((a) => a.code).sort(), TEST_SINK];
+  const replay = async (from: string, asOf: Date | undefined, only: readonly string[]) => {
+    const archive = readDayDir(from, request.day, { asOf, agencies });
     request.onProgress?.(0, archive.batches.length + 1);
-    const results = await replayDay(deps, archive, {
-      outDir: request.outDir,
-      sinks: request.sinks,
-      onProgress: request.onProgress,
-    });
-    return { asOf: archive.asOf, results };
-  } finally {
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
+    return replayDay(deps, archive, { outDir: request.outDir, sinks: only, onProgress: request.onProgress });
+  };
+  if (request.from !== undefined) return replay(request.from, request.asOf, sinks);
+  // From the archive: each sink as of the workbook it last emitted. One agency re-run by hand after the
+  // night has a later run than the others; one instant for all would leave theirs with no original.
+  const passes = request.asOf
+    ? new Map([[request.asOf.toISOString(), sinks]])
+    : await latestRunOf(deps, request.day, sinks);
+  const results: ReconRunResult[] = [];
+  for (const [asOf, only] of passes) {
+    const scratch = mkdtempSync(path.join(tmpdir(), 'amil-export-'));
+    try {
+      await exportDay(deps, request.day, new Date(asOf), scratch);
+      results.push(...(await replay(scratch, undefined, only)));
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   }
+  return sinks.flatMap((sink) => results.filter((r) => r.run.sink === sink));
+}
+
+/** The sinks grouped by the as-of of their latest run of the day (the day's latest run's, else now, if none). */
+async function latestRunOf(
+  deps: Deps,
+  day: string,
+  sinks: readonly string[],
+): Promise<Map<string, string[]>> {
+  const passes = new Map<string, string[]>();
+  let fallback: string | undefined;
+  for (const sink of sinks) {
+    const asOf =
+      (await deps.store.reconRuns.latest(sink, day))?.asOf ??
+      (fallback ??= (await replayAsOf(deps, day)).toISOString());
+    passes.set(asOf, [...(passes.get(asOf) ?? []), sink]);
+  }
+  return passes;
 }
 
 /**
@@ -72,19 +93,19 @@ export async function replayFrom(
 export async function compareWithOriginal(
   deps: Deps,
   replayed: ReconRunResult,
-  against: { day: string; asOf: Date; dir?: string },
+  against: { day: string; dir?: string },
 ): Promise<WorkbookDiff | undefined> {
   const original =
     against.dir !== undefined
       ? path.join(against.dir, path.basename(replayed.path))
-      : await originalOf(deps, replayed.run.sink, against.day, against.asOf);
+      : await originalOf(deps, replayed.run.sink, against.day, replayed.run.asOf);
   if (!original || !existsSync(original)) return undefined;
   return compareWorkbooks(original, replayed.path, 50);
 }
 
 /** The workbook a run of this store emitted for the sink's day as of that instant. */
-async function originalOf(deps: Deps, sink: string, day: string, asOf: Date): Promise<string | undefined> {
+async function originalOf(deps: Deps, sink: string, day: string, asOf: string): Promise<string | undefined> {
   const runs = await deps.store.reconRuns.list({ sink, firstDay: day, lastDay: day, limit: 100 });
-  const run = runs.find((r) => r.asOf === asOf.toISOString() && r.trigger !== 'replay');
+  const run = runs.find((r) => r.asOf === asOf && r.trigger !== 'replay');
   return run && localWorkbook(deps, run);
 }

@@ -7,6 +7,9 @@ import { exportDay, readDayDir, replayDay } from '../../pipeline/recon/replay.ts
 import { TEST_SINK } from '../../core/store/index.ts';
 import { REPO_ROOT, startApp, tempDir } from '../helpers.ts';
 import { runCli } from '../bin/processes.ts';
+import { runProgram } from '../../bin/cli/program.ts';
+import { cliEnvironment } from '../../bin/cli/environment.ts';
+import { Writable } from 'node:stream';
 import { AS_OF, DAY, generateDay } from '../support/recon-day.ts';
 import { drainPipeline, loadDay } from '../support/recon-load.ts';
 import { readWorkbook, sen, summaryOf } from '../support/workbook.ts';
@@ -181,4 +184,39 @@ test('amil recon run, then amil replay --from-archive --compare says identical',
     fixture.stdout,
     /^ {4}Summary!B5: "\d{4}-\d\d-\d\d \d\d:\d\d:\d\d" -> "2026-11-21 00:30:00"$/m,
   );
+});
+
+/** Runs `amil <args>` in this process over the environment's store; its output and exit code. */
+async function amilInProcess(args: string[], env: Record<string, string>) {
+  const chunks: string[] = [];
+  const stdout = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
+  const stderr = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const code = await runProgram(args, { ...cliEnvironment(env, stderr), stdout, stderr, from: 'user' });
+  return { code, stdout: chunks.join('') };
+}
+
+test('after one agency is re-run by hand, replay --from-archive --compare checks each workbook against its own latest run', async (t) => {
+  const app = await startApp(t, { LOG_LEVEL: 'warn' });
+  for (const file of ['01-morning.json', '02-bank-live-test.json', '03-afternoon.json', '04-evening.json'])
+    assert.equal((await app.postBatch(readFileSync(path.join(FIXTURE_DAY, file)))).status, 200);
+  await drainPipeline(app);
+  const env = { NODE_ENV: 'test', LOG_LEVEL: 'warn', ...app.storeEnv };
+  // The night's runs of every sink, then PPZ alone again later (operations.md, AmilNightlyRunMissing).
+  assert.equal((await amilInProcess(['recon', 'run', '--day', '2026-11-20', '--no-mail'], env)).code, 0);
+  const again = ['recon', 'run', '--day', '2026-11-20', '--agency', 'PPZ', '--no-mail'];
+  assert.equal((await amilInProcess(again, env)).code, 0);
+
+  const replay = ['replay', '--day', '2026-11-20', '--from-archive', '--compare'];
+  const all = await amilInProcess([...replay, '--out', tempDir(t)], env);
+  assert.equal(all.stdout.match(/^ {2}identical$/gm)?.length, 3, all.stdout);
+  assert.equal(all.code, 0, all.stdout);
+  // One agency: as of that agency's own latest run, not of another agency's later one.
+  const lzs = await amilInProcess([...replay, '--agency', 'LZS', '--out', tempDir(t)], env);
+  assert.match(lzs.stdout, /^LZS-2026-11-20-asof-\S+\.xlsx {2}sha256 [0-9a-f]{64}\n {2}identical\n$/);
+  assert.equal(lzs.code, 0, lzs.stdout);
 });
