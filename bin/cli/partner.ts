@@ -15,6 +15,13 @@ const label = (value: string): string => {
   return value;
 };
 
+interface SetPasswordOptions {
+  label?: string;
+  passwordStdin?: boolean;
+  revokeOthers?: boolean;
+  new?: boolean;
+}
+
 /** Adds the `partner` commands. */
 export function register(program: Command, cli: CliContext): void {
   const { print, printJson } = cli;
@@ -23,15 +30,25 @@ export function register(program: Command, cli: CliContext): void {
   partner
     .command('set-password')
     .description(
-      'Add a password for a partner (created on first use). Earlier passwords stay valid until revoked, ' +
+      'Add a password for a partner (a new one with --new). Earlier passwords stay valid until revoked, ' +
         'so the partner can switch without downtime. Prints a generated password once.',
     )
     .argument('<partner>', 'partner id, e.g. demo-bank', partnerId)
     .option('--label <label>', 'name of this password (default: the current UTC time)', label)
     .option('--password-stdin', 'read the password from standard input instead of generating one')
     .option('--revoke-others', 'revoke every other password of the partner at once')
-    .action(async (id: string, opts: { label?: string; passwordStdin?: boolean; revokeOthers?: boolean }) => {
+    .option('--new', 'the partner does not exist yet: create it')
+    .action(async (id: string, opts: SetPasswordOptions) => {
       const { store, clock } = cli.deps();
+      // A postings' key is its partner's and its orderno: a typo'd partner would be a second bank, taking
+      // the resent batches of the real one as new postings (counted twice), and revoking none of its passwords.
+      const known = (await store.partners.list()).map((p) => p.id);
+      if (!opts.new && !known.includes(id))
+        throw new CliError(
+          `no partner ${id} (partners: ${known.join(', ') || 'none'}); a new partner needs --new`,
+        );
+      if (opts.new && known.includes(id))
+        throw new CliError(`partner ${id} exists: add a password to it without --new`);
       const now = clock.now();
       const password = opts.passwordStdin ? cli.readStdin().trim() : generatePassword();
       if (password.length < 16)
@@ -79,7 +96,8 @@ export function register(program: Command, cli: CliContext): void {
     .action(async (opts: { json?: boolean }) => {
       const partners = await cli.deps().store.partners.list();
       if (opts.json) return printJson(partners);
-      if (partners.length === 0) return print('No partners. Add one: amil partner set-password <partner>');
+      if (partners.length === 0)
+        return print('No partners. Add one: amil partner set-password <partner> --new');
       for (const p of partners) {
         print(`${p.id} (since ${p.createdAt})`);
         for (const pw of p.passwords) {

@@ -9,7 +9,7 @@ import type { Deps } from '../../core/deps.ts';
 import { createLogger } from '../../core/logger.ts';
 import { buildProgram, runProgram } from '../../bin/cli/program.ts';
 import { createCliContext } from '../../bin/cli/context.ts';
-import { REPO_ROOT, tempDir } from '../helpers.ts';
+import { onCleanup, REPO_ROOT, tempDir } from '../helpers.ts';
 import { verifyPassword } from '../../core/passwords.ts';
 import { totpCode, totpStep } from '../../core/totp.ts';
 
@@ -146,7 +146,7 @@ test('refusals and usage errors in-process print one "amil:" line on stderr and 
 test('partner set-password --password-stdin reads the standard input it is given', async (t) => {
   const { run } = await cliOver(t);
   const set = await run(
-    ['partner', 'set-password', 'bank-a', '--label', 'chosen', '--password-stdin'],
+    ['partner', 'set-password', 'bank-a', '--new', '--label', 'chosen', '--password-stdin'],
     'a-password-the-bank-chose\n',
   );
   assert.equal(set.code, 0, set.stderr);
@@ -154,6 +154,30 @@ test('partner set-password --password-stdin reads the standard input it is given
   const short = await run(['partner', 'set-password', 'bank-a', '--password-stdin'], 'short');
   assert.equal(short.code, 1);
   assert.match(short.stderr, /at least 16 characters/);
+});
+
+test('partner set-password refuses a partner that does not exist unless --new: a typo makes no second partner', async (t) => {
+  const { run, open } = await cliOver(t, { seed: true });
+  // A second partner would take the bank's resent batches as new postings: its orderno keys are its own.
+  const typo = await run(['partner', 'set-password', 'demo-bnak', '--label', '2026-12', '--revoke-others']);
+  assert.equal(typo.code, 1, typo.stderr);
+  assert.equal(typo.stdout, '');
+  assert.match(
+    typo.stderr,
+    /^amil: no partner demo-bnak \(partners: demo-bank\); a new partner needs --new\n$/,
+  );
+  const taken = await run(['partner', 'set-password', 'demo-bank', '--new']);
+  assert.equal(taken.code, 1, taken.stderr);
+  assert.match(taken.stderr, /^amil: partner demo-bank exists/);
+  assert.equal((await run(['partner', 'set-password', 'demo-bank', '--label', '2026-12'])).code, 0);
+  assert.equal((await run(['partner', 'set-password', 'bank-b', '--new'])).code, 0);
+  const deps = open();
+  onCleanup(t, () => deps.store.close());
+  const partners = await deps.store.partners.list();
+  assert.deepEqual(partners.map((p) => [p.id, p.passwords.map((pw) => pw.label)]).sort(), [
+    ['bank-b', [partners.find((p) => p.id === 'bank-b')?.passwords[0]?.label]],
+    ['demo-bank', ['demo', '2026-12']],
+  ]);
 });
 
 test('replay in-process writes the fixture day, exits 2 with no original to compare, and 0 against its own output', async (t) => {

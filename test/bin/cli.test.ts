@@ -10,7 +10,7 @@ import { startRedis } from '../support/redis.ts';
 test('amil partner set-password generates a password, shown once, that the webhook accepts', async (t) => {
   const app = await startApp(t);
   const env = app.storeEnv;
-  const added = await runCli(['partner', 'set-password', 'maybank', '--label', 'first'], env);
+  const added = await runCli(['partner', 'set-password', 'maybank', '--new', '--label', 'first'], env);
   assert.equal(added.code, 0, added.stderr);
   const password = /X-API-Password: (\S+)/.exec(added.stdout)?.[1] ?? '';
   assert.match(password, /^[\w-]{43}$/);
@@ -30,7 +30,7 @@ test('amil partner set-password generates a password, shown once, that the webho
 test('amil partner set-password --password-stdin --revoke-others rotates to a chosen password', async (t) => {
   const dataDir = tempDir(t);
   const env = { DATA_DIR: dataDir, SEED_DEMO: 'false' };
-  assert.equal((await runCli(['partner', 'set-password', 'bank-a', '--label', 'old'], env)).code, 0);
+  assert.equal((await runCli(['partner', 'set-password', 'bank-a', '--new', '--label', 'old'], env)).code, 0);
   // The real entry point, as its own process: the password arrives on its standard input.
   const rotated = await runCliProcess(
     ['partner', 'set-password', 'bank-a', '--label', 'new', '--password-stdin', '--revoke-others'],
