@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import type { Deps } from '../core/deps.ts';
 import { pipelineQueueNames } from './queues.ts';
 
@@ -25,6 +24,8 @@ export async function observePipeline(deps: Deps): Promise<{ close(): Promise<vo
     );
     return { close: () => Promise.resolve() };
   }
+  // Loaded in Redis mode only, as BullMQ is below.
+  const { Redis } = await import('ioredis');
   // No offline queue: a PING while Redis is down fails at once instead of waiting for a reconnect.
   const redis = new Redis(url, {
     maxRetriesPerRequest: 1,

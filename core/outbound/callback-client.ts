@@ -6,8 +6,9 @@
  */
 import dns, { type LookupAddress, type LookupAllOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
+import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
-import { Agent, buildConnector, request } from 'undici';
+import type * as Undici from 'undici';
 
 export interface DeliveryResult {
   /** Present when the server answered with a status line. */
@@ -218,22 +219,30 @@ export function createCallbackClient(options: CallbackClientOptions): CallbackCl
   const { timeoutMs } = options;
   const allowed = parseAllowedAddresses(options.allowedAddresses);
   const userAgent = options.userAgent ?? 'amil-callbacks/1';
-  const baseConnect = buildConnector({
-    timeout: timeoutMs,
-    lookup: guardedLookup(options.lookup ?? dns.lookup, allowed),
-  });
-  const agent = new Agent({
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    // net skips the lookup for IP literals, so those are judged here, still at connect time.
-    connect(opts, callback) {
-      if (isForbiddenAddress(opts.hostname, allowed)) {
-        callback(new ForbiddenAddressError(opts.hostname), null);
-        return;
-      }
-      baseConnect(opts, callback);
-    },
-  });
+  // undici and the agent come with the first delivery: a process that never sends a callback (a CLI run,
+  // a web process in Redis mode, most test processes) does not pay the 0.3 s of CPU undici takes to load.
+  let client: { agent: Undici.Agent; request: typeof Undici.request } | undefined;
+  const undici = () => {
+    if (client) return client;
+    const { Agent, buildConnector, request } = createRequire(import.meta.url)('undici') as typeof Undici;
+    const baseConnect = buildConnector({
+      timeout: timeoutMs,
+      lookup: guardedLookup(options.lookup ?? dns.lookup, allowed),
+    });
+    const agent = new Agent({
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      // net skips the lookup for IP literals, so those are judged here, still at connect time.
+      connect(opts, callback) {
+        if (isForbiddenAddress(opts.hostname, allowed)) {
+          callback(new ForbiddenAddressError(opts.hostname), null);
+          return;
+        }
+        baseConnect(opts, callback);
+      },
+    });
+    return (client = { agent, request });
+  };
 
   // The verdict on a URL's host: a pure function of the host and the allowed list, asked on every delivery
   // (8 us for an IP literal; a host name answers false here, judged at connect time). At most 1,000 hosts.
@@ -284,6 +293,7 @@ export function createCallbackClient(options: CallbackClientOptions): CallbackCl
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(timeoutError()), timeoutMs);
     try {
+      const { agent, request } = undici();
       const response = await request(target, {
         dispatcher: agent,
         method: 'POST',
@@ -315,5 +325,5 @@ export function createCallbackClient(options: CallbackClientOptions): CallbackCl
     }
   }
 
-  return { postForm, close: () => agent.close() };
+  return { postForm, close: () => client?.agent.close() ?? Promise.resolve() };
 }

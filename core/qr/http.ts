@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import { DomainError } from '../errors.ts';
-import { QR_SIZE, QrTooDenseError } from './png.ts';
+import { QR_SIZE, QrTooDenseError } from './limits.ts';
 import { QrRendererBusyError, type QrRenderer } from './renderer.ts';
 
 /** The `size` query parameter of a PNG endpoint: pixels, QR_SIZE.min to QR_SIZE.max, default QR_SIZE.default. */

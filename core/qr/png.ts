@@ -1,20 +1,8 @@
 import QRCode from 'qrcode';
 import { PNG } from 'pngjs';
+import { QR_SIZE, QUIET_ZONE, QrTooDenseError } from './limits.ts';
 
-/** Bounds and default of a QR image's width and height, in pixels. */
-export const QR_SIZE = { min: 128, max: 1024, default: 256 } as const;
-/** Longest content a QR code of this service holds: beyond it a printed code is hard to scan. */
-export const MAX_QR_CONTENT = 1024;
-/** The quiet zone around the code, in modules (ISO/IEC 18004 asks for 4). */
-const QUIET_ZONE = 4;
-
-/** The content does not fit a QR code of this size with whole-pixel modules. */
-export class QrTooDenseError extends RangeError {
-  constructor(readonly minimumSize: number) {
-    super(`the QR code needs an image of at least ${minimumSize} pixels`);
-    this.name = 'QrTooDenseError';
-  }
-}
+export { MAX_QR_CONTENT, QR_SIZE, QrTooDenseError } from './limits.ts';
 
 /**
  * A PNG of the QR code of `text` (byte mode, error correction M), exactly `size` pixels square: every

@@ -1,6 +1,6 @@
 import { isMainThread } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import { QrTooDenseError } from './png.ts';
+import { QrTooDenseError } from './limits.ts';
 import type { RenderResult, RenderTask } from './render-worker.ts';
 import { isQueueFull, threadPool } from '../thread-pool.ts';
 

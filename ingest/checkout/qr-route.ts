@@ -4,7 +4,7 @@ import { requireAcquirer } from '../../core/acquirer/index.ts';
 import { DomainError } from '../../core/errors.ts';
 import { parsePayLinkPath } from '../../core/payments/pay-link.ts';
 import { qrSize, sendQrPng } from '../../core/qr/http.ts';
-import { MAX_QR_CONTENT } from '../../core/qr/png.ts';
+import { MAX_QR_CONTENT } from '../../core/qr/limits.ts';
 import { checkPayLink } from './pay-links.ts';
 
 /**

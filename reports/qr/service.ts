@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Deps } from '../../core/deps.ts';
 import { DomainError } from '../../core/errors.ts';
 import { signedPayLinkUrl } from '../../core/payments/pay-link.ts';
-import { MAX_QR_CONTENT } from '../../core/qr/png.ts';
+import { MAX_QR_CONTENT } from '../../core/qr/limits.ts';
 import type { AgencyRow, QrCodeKind, QrCodeRow } from '../../core/store/index.ts';
 import type { DuitNowQrResponse, FieldError, QrCodeResponse, QrRequest } from '../../schemas/index.ts';
 import { buildDuitNowPayload, DEFAULT_CATEGORY_CODE, type DuitNowInput } from './duitnow.ts';
