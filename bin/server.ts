@@ -6,7 +6,6 @@ import { createEnquirySweep } from '../pipeline/enquiry.ts';
 import { createStoreUpkeep } from '../pipeline/store-upkeep.ts';
 import { createNightlyScheduler } from '../pipeline/recon/scheduler.ts';
 import { createInProcessRuntime } from '../pipeline/in-process-runtime.ts';
-import { publishWakes } from '../pipeline/bullmq/wakes.ts';
 import { observePipeline } from '../pipeline/observe.ts';
 import { createApp } from './create-app.ts';
 import { runMain } from './run-main.ts';
@@ -47,7 +46,9 @@ await runMain(async () => {
     : createInProcessRuntime(deps, { pollMs: config.pipeline.pollMs });
   relay?.start();
   // Redis mode: the workers hear of the rows this process commits at once (decision 220).
-  const wakes = config.redisUrl ? publishWakes(deps) : undefined;
+  const wakes = config.redisUrl
+    ? (await import('../pipeline/bullmq/wakes.ts')).publishWakes(deps)
+    : undefined;
   const sweep = config.redisUrl ? undefined : createEnquirySweep(deps);
   sweep?.start();
   const upkeep = config.redisUrl ? undefined : createStoreUpkeep(deps);

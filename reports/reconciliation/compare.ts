@@ -1,22 +1,43 @@
 import { statSync } from 'node:fs';
 import { sha256File } from '../../core/canonical-json.ts';
 import { createRequire } from 'node:module';
-import unzipper from 'unzipper';
+import type * as Unzipper from 'unzipper';
 
 type SheetRows = AsyncIterable<{ number: number; values: unknown[] }>;
-const load = createRequire(import.meta.url);
-/** exceljs's row-by-row sheet parser (not in its public exports, so loaded by path; exceljs is pinned). */
-const WorksheetReader = load('exceljs/lib/stream/xlsx/worksheet-reader.js') as new (options: {
+type WorksheetReaderClass = new (options: {
   workbook: unknown;
   id: number;
   iterator: AsyncIterable<unknown>;
   options: Record<string, string>;
 }) => SheetRows;
-/** exceljs's cell-format parser: with it, the sheet parser reads a date-formatted number as a Date. */
-const StylesXform = load('exceljs/lib/xlsx/xform/style/styles-xform.js') as new () => {
+type StylesXformClass = new () => {
   parseStream(stream: NodeJS.ReadableStream): Promise<unknown>;
   getStyleModel(id: number): unknown;
 };
+
+interface Readers {
+  unzipper: typeof Unzipper.default;
+  /** exceljs's row-by-row sheet parser (not in its public exports, so loaded by path; exceljs is pinned). */
+  WorksheetReader: WorksheetReaderClass;
+  /** exceljs's cell-format parser: with it, the sheet parser reads a date-formatted number as a Date. */
+  StylesXform: StylesXformClass;
+}
+let loaded: Readers | undefined;
+
+/**
+ * The readers, loaded with the first comparison: the pipeline's processes import this module (a re-run's
+ * correction compares), and unzipper with exceljs's parsers cost about 0.4 s of CPU to load (decision 257).
+ */
+function readers(): Readers {
+  if (loaded) return loaded;
+  const load = createRequire(import.meta.url);
+  loaded = {
+    unzipper: load('unzipper') as Readers['unzipper'],
+    WorksheetReader: load('exceljs/lib/stream/xlsx/worksheet-reader.js') as WorksheetReaderClass,
+    StylesXform: load('exceljs/lib/xlsx/xform/style/styles-xform.js') as StylesXformClass,
+  };
+  return loaded;
+}
 
 export interface WorkbookDiff {
   identical: boolean;
@@ -99,6 +120,7 @@ async function compareRows(name: string, a: Rows, b: Rows, note: (line: string) 
  * Excel's day number.
  */
 async function* sheets(file: string): AsyncGenerator<Sheet, void> {
+  const { unzipper, WorksheetReader, StylesXform } = readers();
   const directory = await unzipper.Open.file(file);
   const names = sheetNames(
     (await directory.files.find((entry) => entry.path === 'xl/workbook.xml')?.buffer())?.toString('utf8') ??
