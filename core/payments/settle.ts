@@ -38,7 +38,13 @@ export async function settleOrder(
         : undefined,
     receiptRecipient,
   );
-  if (result.outcome === 'contradiction') {
+  if (result.outcome === 'unchanged' && result.order.acquirerRef !== order.acquirerRef) {
+    // Not news (the answer to the attempt now under way decides the payment), but ops can see it happened.
+    deps.logger.info(
+      { order_no: order.orderNo, code: acquirer.code, source },
+      'result decided before the payer started another attempt: not applied',
+    );
+  } else if (result.outcome === 'contradiction') {
     deps.logger.warn(
       { order_no: order.orderNo, stored: result.order.status, code: acquirer.code, source },
       'acquirer result contradicts a final payment: recorded as an anomaly, not applied',

@@ -5,6 +5,7 @@ import { createCallbackClient } from '../../core/outbound/callback-client.ts';
 import { createInProcessRuntime } from '../../pipeline/in-process-runtime.ts';
 import { sweepPendingPayments } from '../../pipeline/enquiry.ts';
 import { onCleanup, problemOf, reportToken, startApp, type TestApp } from '../helpers.ts';
+import { capturedLogger } from '../support/logs.ts';
 import {
   LZS_KEY,
   MERCHANT_REPLY,
@@ -200,8 +201,10 @@ test('an unpaid order the payer takes to the bank while the sweep is expiring it
   // The sweep, an hour later, reads the order as never taken to the bank; before it settles the order,
   // the payer (on this or another web process) clicks Pay.
   const orders = app.deps.store.orders;
+  const logs = capturedLogger('info');
   const racing = {
     ...app.deps,
+    logger: logs.logger,
     clock: { now: () => new Date(Date.now() + 61 * 60_000) },
     store: {
       ...app.deps.store,
@@ -218,6 +221,11 @@ test('an unpaid order the payer takes to the bank while the sweep is expiring it
   };
   assert.equal(await sweepPendingPayments(racing), 0, 'nothing expired');
   assert.ok(ref, 'the payer went to the bank while the sweep ran');
+  // Ops can tell the sweep's decision was set aside, and why.
+  assert.ok(
+    logs.lines.some((line) => line.includes('before the payer started another attempt')),
+    logs.lines.join('\n'),
+  );
   await decide(app, ref, '00');
   await until(() => Promise.resolve(merchant.received.length > 0));
   const paid = await app.deps.store.orders.order(created.orderNo);
