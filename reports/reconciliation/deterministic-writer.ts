@@ -11,6 +11,12 @@ interface StylesInternals {
   index: { style: Record<string, number> };
 }
 
+/** The parts of exceljs's sheet stream (StreamBuf) read by backlog(): its own buffers, and what it writes into. */
+interface SheetStreamInternals {
+  buffers: { length: number }[];
+  pipes: { _writableState?: { length: number } }[];
+}
+
 /**
  * The id of a cell format like `base` with quotePrefix="1" (the cell is text even when it starts like a
  * formula). exceljs 4 has no quotePrefix in its style model, so the format's XML is derived from the one
@@ -94,6 +100,22 @@ export class DeterministicWorkbookWriter extends ExcelJS.stream.xlsx.WorkbookWri
     const sheet = this.addWorksheet(name, options);
     if (sheet.id !== 1) throw new Error('the first sheet place was not kept');
     return sheet;
+  }
+
+  /**
+   * Bytes of sheet XML written and not yet taken by the zip. exceljs hands a sheet's XML to the zip without
+   * backpressure (its sheet buffer writes on whatever the zip's input stream answers), so when nobody reads
+   * the zip's output the rows pile up here, in memory: a writer paced by its reader waits on this.
+   */
+  backlog(): number {
+    let bytes = 0;
+    for (const slot of this.sheetSlots()) {
+      const stream = (slot as { _stream?: SheetStreamInternals } | undefined)?._stream;
+      if (!stream) continue;
+      for (const buffer of stream.buffers) bytes += buffer.length;
+      for (const pipe of stream.pipes) bytes += pipe._writableState?.length ?? 0;
+    }
+    return bytes;
   }
 
   private sheetSlots(): unknown[] {

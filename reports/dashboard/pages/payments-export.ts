@@ -1,7 +1,6 @@
 /** The payments page's exports: the filtered rows as CSV or as an Excel workbook, streamed as they are read. */
 import { PassThrough, type Readable, type Writable } from 'node:stream';
-import { once } from 'node:events';
-import { setImmediate as turn } from 'node:timers/promises';
+import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises';
 import type { PaymentRow } from '../../../core/store/index.ts';
 import { formatSen } from '../../../core/money.ts';
 import { formatKl } from '../../../core/time.ts';
@@ -78,12 +77,22 @@ export function paymentsCsv(rows: AsyncIterable<PaymentRow>): Promise<Readable> 
 }
 
 const MONEY = '#,##0.00';
-const BUFFERED_BYTES = 4 * 1024 * 1024;
+/** How much of the workbook may wait for the client before the export stops reading rows. */
+const BACKLOG_BYTES = 4 * 1024 * 1024;
+const BACKLOG_POLL_MS = 20;
 
-/** Waits while the response holds more than 4 MB the client has not read (exceljs has no backpressure). */
-async function drained(out: Writable): Promise<void> {
-  if (out.writableLength <= BUFFERED_BYTES) return turn();
-  await once(out, 'drain');
+/**
+ * Waits while the client has more than 4 MB of the workbook still to read; false once the response is gone
+ * (the client left), so the export stops reading the store. exceljs takes rows whatever its reader does and
+ * keeps them in memory until the zip takes them (the response's own buffer stays full meanwhile), so the
+ * wait is on the writer's backlog, polled: it emits nothing when it shrinks.
+ */
+async function paced(workbook: { backlog(): number }, out: Writable): Promise<boolean> {
+  while (!out.destroyed && workbook.backlog() > BACKLOG_BYTES) await sleep(BACKLOG_POLL_MS);
+  if (out.destroyed) return false;
+  // The store reads synchronously: a turn of the event loop lets other requests in between pieces.
+  await turn();
+  return true;
 }
 
 /**
@@ -133,7 +142,7 @@ export async function paymentsXlsx(source: AsyncIterable<PaymentRow>, now: Date)
         }),
       ).commit();
       count += 1;
-      if (count % 1000 === 0) await drained(out);
+      if (count % 1000 === 0 && !(await paced(workbook, out))) return;
     }
     close();
     await workbook.commit();
