@@ -38,6 +38,14 @@ export interface DashboardSession {
   revokedAt: string | null;
 }
 
+/**
+ * What a sign-in checked, which must still hold when its session is stored: the password hash it verified
+ * (the password step), or the idSha256 of the half-open session the TOTP code completes (a reset or a
+ * disable ends that one). A reset or a disable committed by any process between the check and the store
+ * makes createSession refuse; one committed after it ends the session stored.
+ */
+export type SessionGrant = { passwordHash: string } | { completing: string };
+
 export interface AuditEntry {
   id: number;
   at: string;
@@ -75,8 +83,12 @@ export interface DashboardUsersRepository {
   /** Records a TOTP time step as used; false when it (or a later one) was used already: no replay. */
   useTotpStep(id: number, step: number): Promise<boolean>;
 
-  /** Stores a new session; sessions that ended over a day before its start are deleted. */
-  createSession(session: Omit<DashboardSession, 'revokedAt'>): Promise<void>;
+  /**
+   * Stores a new session if the user is enabled and `grant` still holds, under the user's row lock (false:
+   * nothing stored); completing a half-open session ends it. Sessions that ended over a day before the new
+   * one's start are deleted.
+   */
+  createSession(session: Omit<DashboardSession, 'revokedAt'>, grant: SessionGrant): Promise<boolean>;
   session(idSha256: string): Promise<DashboardSession | undefined>;
   /** Marks the session seen now (its idle expiry restarts). */
   touchSession(idSha256: string, now: Date): Promise<void>;

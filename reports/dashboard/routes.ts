@@ -100,8 +100,9 @@ export function dashboardRoutes(deps: Deps): Router {
       ctx.set('Retry-After', String(result.retryAfterSeconds));
       return again(429, `Too many failed sign-ins. Try again in ${minutes(result.retryAfterSeconds)}.`);
     }
-    if (result.outcome === 'refused') return again(401, 'The e-mail address or password is wrong.');
-    await startSession(deps, ctx, result.userId, result.needsCode);
+    // Refused too when the password was reset (or the user disabled) while it was being checked.
+    if (result.outcome === 'refused' || !(await startSession(deps, ctx, result)))
+      return again(401, 'The e-mail address or password is wrong.');
     setCookie(deps, ctx, LOGIN_COOKIE, '', 0);
     seeOther(ctx, result.needsCode ? '/dashboard/login/code' : next);
   });
@@ -118,7 +119,12 @@ export function dashboardRoutes(deps: Deps): Router {
     if (!(await csrfOk(deps, ctx, session.csrf)))
       return sendRefusal(ctx, 403, 'Form expired', 'Reload the page and try again.');
     const code = field(await readForm(ctx), 'code');
-    const result = await signInWithCode(deps, { userId: session.userId, code, client: ctx.ip });
+    const result = await signInWithCode(deps, {
+      userId: session.userId,
+      pending: session.idSha256,
+      code,
+      client: ctx.ip,
+    });
     if (result.outcome === 'limited') {
       ctx.set('Retry-After', String(result.retryAfterSeconds));
       return sendHtml(
@@ -136,8 +142,9 @@ export function dashboardRoutes(deps: Deps): Router {
         401,
         codePage({ csrf: session.csrf, error: 'That code is not right. Try the next one.' }),
       );
-    // A new session id once both factors passed: the half-signed-in one is never promoted.
-    await startSession(deps, ctx, session.userId, false);
+    // A new session id once both factors passed: the half-signed-in one is never promoted, and ends here.
+    // Ended meanwhile (a password reset, a disable, the same code posted twice): sign in again.
+    if (!(await startSession(deps, ctx, result))) return seeOther(ctx, '/dashboard/login');
     seeOther(ctx, '/dashboard/');
   });
 

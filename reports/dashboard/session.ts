@@ -9,7 +9,7 @@ import { isLoopback } from '../../core/config/production.ts';
 import type { Config } from '../../core/config.ts';
 import type { Deps } from '../../core/deps.ts';
 import { constantTimeEqual } from '../../core/constant-time.ts';
-import type { DashboardSession } from '../../core/store/index.ts';
+import type { DashboardSession, SessionGrant } from '../../core/store/index.ts';
 
 export const SESSION_COOKIE = 'amil_session';
 /** The sign-in form's CSRF token (double submit): there is no session yet to hold it. */
@@ -71,31 +71,37 @@ export function setCookie(
 }
 
 /**
- * Starts a session for the user (waiting for the TOTP code when `pendingTotp`) and sets its cookie. The
- * request's previous session, if any, ends: a new id at each sign-in step, so no id chosen before sign-in
- * (session fixation) survives it.
+ * Starts a session for the user (waiting for the TOTP code when `pendingTotp`) and sets its cookie, if
+ * what the sign-in checked (`grant`) still holds: false when a password reset or a disable, from any
+ * process, came between the check and now (no session then). The request's previous session, if any,
+ * ends: a new id at each sign-in step, so no id chosen before sign-in (session fixation) survives it.
  */
 export async function startSession(
   deps: Deps,
   ctx: Context,
-  userId: number,
-  pendingTotp: boolean,
-): Promise<void> {
+  signedIn: { userId: number; needsCode: boolean; grant: SessionGrant },
+): Promise<boolean> {
   const now = deps.clock.now();
   const previous = unsignValue(deps.config, ctx.cookies.get(SESSION_COOKIE));
-  if (previous !== undefined) await deps.store.dashboardUsers.revokeSession(sha256(previous), now);
+  // The half-open session a code completes ends with the new one's start (createSession), not before it.
+  if (previous !== undefined && !('completing' in signedIn.grant))
+    await deps.store.dashboardUsers.revokeSession(sha256(previous), now);
   const id = randomToken();
   const maxSeconds = deps.config.dashboard.maxHours * 3600;
-  await deps.store.dashboardUsers.createSession({
-    idSha256: sha256(id),
-    userId,
-    csrf: randomToken(),
-    pendingTotp,
-    createdAt: now.toISOString(),
-    lastSeenAt: now.toISOString(),
-    expiresAt: new Date(now.getTime() + maxSeconds * 1000).toISOString(),
-  });
-  setCookie(deps, ctx, SESSION_COOKIE, signValue(deps.config, id), maxSeconds);
+  const started = await deps.store.dashboardUsers.createSession(
+    {
+      idSha256: sha256(id),
+      userId: signedIn.userId,
+      csrf: randomToken(),
+      pendingTotp: signedIn.needsCode,
+      createdAt: now.toISOString(),
+      lastSeenAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + maxSeconds * 1000).toISOString(),
+    },
+    signedIn.grant,
+  );
+  if (started) setCookie(deps, ctx, SESSION_COOKIE, signValue(deps.config, id), maxSeconds);
+  return started;
 }
 
 /**

@@ -5,10 +5,12 @@
 import type { Deps } from '../../core/deps.ts';
 import type { ClientLimit } from '../../core/http/rate-limit.ts';
 import { hashPassword, verifyPassword } from '../../core/passwords.ts';
+import type { SessionGrant } from '../../core/store/index.ts';
 import { totpStep } from '../../core/totp.ts';
 
 export type SignInOutcome =
-  | { outcome: 'signed-in'; userId: number; needsCode: boolean }
+  // `grant`: what was checked, which must still hold when the session starts (startSession).
+  | { outcome: 'signed-in'; userId: number; needsCode: boolean; grant: SessionGrant }
   | { outcome: 'refused' }
   | { outcome: 'limited'; retryAfterSeconds: number };
 
@@ -50,19 +52,27 @@ export async function signInWithPassword(
     dummyHash ??= hashPassword('no user has this password');
     const ok = await verifyPassword(input.password.slice(0, 1024), user?.passwordHash ?? (await dummyHash));
     return user && ok && user.disabledAt === null
-      ? { ok: true as const, userId: user.id, needsCode: user.totp }
+      ? { ok: true as const, userId: user.id, needsCode: user.totp, passwordHash: user.passwordHash }
       : { ok: false as const };
   });
   if ('outcome' in result) return result;
   return result.ok
-    ? { outcome: 'signed-in', userId: result.userId, needsCode: result.needsCode }
+    ? {
+        outcome: 'signed-in',
+        userId: result.userId,
+        needsCode: result.needsCode,
+        grant: { passwordHash: result.passwordHash },
+      }
     : { outcome: 'refused' };
 }
 
-/** Checks the TOTP code of a user whose password was right; each code is accepted once. */
+/**
+ * Checks the TOTP code of a user whose password was right (`pending`: the idSha256 of the half-open
+ * session); each code is accepted once.
+ */
 export async function signInWithCode(
   deps: Deps,
-  input: { userId: number; code: string; client: string },
+  input: { userId: number; pending: string; code: string; client: string },
 ): Promise<SignInOutcome> {
   // The session names the user by id; the secret comes with the credentials, found by address.
   const email = (await deps.store.dashboardUsers.get(input.userId))?.email ?? '';
@@ -80,6 +90,6 @@ export async function signInWithCode(
   );
   if ('outcome' in result) return result;
   return result.ok
-    ? { outcome: 'signed-in', userId: input.userId, needsCode: false }
+    ? { outcome: 'signed-in', userId: input.userId, needsCode: false, grant: { completing: input.pending } }
     : { outcome: 'refused' };
 }

@@ -202,15 +202,18 @@ test('replay in-process writes the fixture day, exits 2 with no original to comp
 async function sessionOf(deps: Deps, email: string, id: string): Promise<void> {
   const user = await deps.store.dashboardUsers.byEmail(email);
   const now = new Date();
-  await deps.store.dashboardUsers.createSession({
-    idSha256: id,
-    userId: user?.id ?? 0,
-    csrf: 'csrf',
-    pendingTotp: false,
-    createdAt: now.toISOString(),
-    lastSeenAt: now.toISOString(),
-    expiresAt: new Date(now.getTime() + 3_600_000).toISOString(),
-  });
+  await deps.store.dashboardUsers.createSession(
+    {
+      idSha256: id,
+      userId: user?.id ?? 0,
+      csrf: 'csrf',
+      pendingTotp: false,
+      createdAt: now.toISOString(),
+      lastSeenAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + 3_600_000).toISOString(),
+    },
+    { passwordHash: user?.passwordHash ?? '' },
+  );
 }
 
 test('user add prints a generated password once, the one stored; list shows roles and never a password', async (t) => {

@@ -52,15 +52,18 @@ void test('small writes wait for a write lock another connection holds without b
     [
       'a dashboard session',
       () =>
-        store.dashboardUsers.createSession({
-          idSha256: 's1',
-          userId: user.id,
-          csrf: 'c',
-          pendingTotp: false,
-          createdAt: NOW.toISOString(),
-          lastSeenAt: NOW.toISOString(),
-          expiresAt: LATER,
-        }),
+        store.dashboardUsers.createSession(
+          {
+            idSha256: 's1',
+            userId: user.id,
+            csrf: 'c',
+            pendingTotp: false,
+            createdAt: NOW.toISOString(),
+            lastSeenAt: NOW.toISOString(),
+            expiresAt: LATER,
+          },
+          { passwordHash: 'h' },
+        ),
       () => count("SELECT count(*) FROM dashboard_sessions WHERE id_sha256 = 's1'") === 1,
     ],
     [

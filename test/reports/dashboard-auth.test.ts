@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fixedClock } from '../../core/clock.ts';
 import { assertNoDemoSecrets } from '../../core/bootstrap.ts';
+import { hashPassword } from '../../core/passwords.ts';
 import { newTotpSecret, totpCode } from '../../core/totp.ts';
 import { startApp, type TestApp } from '../helpers.ts';
 import {
@@ -12,7 +13,9 @@ import {
   cookieOf,
   dashboardClient,
   dashboardUser,
+  loginForm,
   postLogin,
+  postLoginForm,
   signIn,
 } from '../support/dashboard.ts';
 
@@ -193,6 +196,44 @@ test('disabling a user or resetting the password ends their sessions; a disabled
   const refused = await postLogin(app, user.email, user.password);
   assert.equal(refused.status, 401, 'a disabled user is refused like a wrong password');
   assert.equal(cookieOf(refused, 'amil_session'), undefined);
+});
+
+test('a password reset or a disable while sign-ins are being checked leaves none of them a session', async (t) => {
+  const app = await startApp(t);
+  const users = app.deps.store.dashboardUsers;
+  for (const change of ['reset', 'disable'] as const) {
+    const user = await dashboardUser(app, { LZS: 'viewer' });
+    const newHash = await hashPassword('a-new-password-chosen-by-ops');
+    // Six browsers with the old password at once: scrypt runs two at a time, so most of them have read the
+    // user (and its old hash) when the first answer comes back and the reset (or disable) commits, as the
+    // CLI or another web process would commit it.
+    const forms = await Promise.all([1, 2, 3, 4, 5, 6].map(() => loginForm(app)));
+    let changed: Promise<boolean> | undefined;
+    const answers = await Promise.all(
+      forms.map((form) =>
+        postLoginForm(app, form, user.email, user.password).then((response) => {
+          changed ??=
+            change === 'reset'
+              ? users.setPassword(user.id, newHash, new Date())
+              : users.setDisabled(user.id, true, new Date());
+          return response;
+        }),
+      ),
+    );
+    assert.equal(await changed, true);
+    if (change === 'disable') await users.setDisabled(user.id, false, new Date());
+    const opened: number[] = [];
+    for (const answer of answers) {
+      const session = cookieOf(answer, 'amil_session');
+      if (session === undefined) continue;
+      const page = await fetch(`${app.url}/dashboard/a/LZS/audit`, {
+        redirect: 'manual',
+        headers: { cookie: `amil_session=${session}` },
+      });
+      if (page.status === 200) opened.push(answers.indexOf(answer));
+    }
+    assert.deepEqual(opened, [], `after the ${change}, sign-ins ${opened.join(', ')} still open pages`);
+  }
 });
 
 test('a session ends after DASHBOARD_SESSION_IDLE_MINUTES unused, and after DASHBOARD_SESSION_MAX_HOURS however used', async (t) => {

@@ -47,6 +47,38 @@ export function cookieOf(response: Response, name: string): string | undefined {
   return line?.slice(name.length + 1).split(';')[0];
 }
 
+/** The sign-in form as a browser holds it: its token and the cookie that token is bound to. */
+export interface LoginForm {
+  csrf: string;
+  cookie: string;
+}
+
+/** Opens the sign-in page. */
+export async function loginForm(app: TestApp, headers: Record<string, string> = {}): Promise<LoginForm> {
+  const form = await fetch(`${app.url}/dashboard/login`, { headers });
+  const body = await form.text();
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
+  const login = cookieOf(form, 'amil_login');
+  assert.ok(csrf && login, 'the sign-in page gives a form token and its cookie');
+  return { csrf, cookie: `amil_login=${login}` };
+}
+
+/** Posts an opened sign-in form; the response of the POST. */
+export function postLoginForm(
+  app: TestApp,
+  form: LoginForm,
+  email: string,
+  password: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${app.url}/dashboard/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: form.cookie, ...headers },
+    body: new URLSearchParams({ _csrf: form.csrf, email, password, next: '/dashboard/' }),
+  });
+}
+
 /** Opens the sign-in page and posts the form as a browser does; the response of the POST. */
 export async function postLogin(
   app: TestApp,
@@ -54,21 +86,7 @@ export async function postLogin(
   password: string,
   headers: Record<string, string> = {},
 ): Promise<Response> {
-  const form = await fetch(`${app.url}/dashboard/login`, { headers });
-  const body = await form.text();
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
-  const login = cookieOf(form, 'amil_login');
-  assert.ok(csrf && login, 'the sign-in page gives a form token and its cookie');
-  return fetch(`${app.url}/dashboard/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      cookie: `amil_login=${login}`,
-      ...headers,
-    },
-    body: new URLSearchParams({ _csrf: csrf, email, password, next: '/dashboard/' }),
-  });
+  return postLoginForm(app, await loginForm(app, headers), email, password, headers);
 }
 
 /** A client over an existing session cookie; its CSRF token is read from a page of `agency`. */

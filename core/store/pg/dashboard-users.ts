@@ -44,6 +44,17 @@ const UPSERT_MEMBERSHIP = statement(
 const REVOKE_ALL = statement(
   'UPDATE dashboard_sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL',
 );
+const LOCK_USER = statement(
+  `SELECT password_hash AS "passwordHash", disabled_at AS "disabledAt" FROM dashboard_users WHERE id = $1 FOR SHARE`,
+);
+const COMPLETE_PENDING = statement(
+  `UPDATE dashboard_sessions SET revoked_at = $1
+   WHERE id_sha256 = $2 AND user_id = $3 AND pending_totp = 1 AND revoked_at IS NULL`,
+);
+const INSERT_SESSION = statement(
+  `INSERT INTO dashboard_sessions (id_sha256, user_id, csrf, pending_totp, created_at, last_seen_at, expires_at)
+   VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+);
 const SESSION = statement(
   `SELECT id_sha256 AS "idSha256", user_id AS "userId", csrf, pending_totp AS "pendingTotp",
      created_at AS "createdAt", last_seen_at AS "lastSeenAt", expires_at AS "expiresAt", revoked_at AS "revokedAt"
@@ -178,16 +189,32 @@ export function pgDashboardUsers(db: PgDb): DashboardUsersRepository {
       );
     },
 
-    async createSession(s) {
+    async createSession(s, grant) {
       // Sessions over for a day are pruned at sign-in, as on SQLite.
       const dayAgo = new Date(Date.parse(s.createdAt) - 86_400_000).toISOString();
       await db.run('DELETE FROM dashboard_sessions WHERE expires_at < $1', [dayAgo]);
-      await db.run(
-        `INSERT INTO dashboard_sessions
-           (id_sha256, user_id, csrf, pending_totp, created_at, last_seen_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [s.idSha256, s.userId, s.csrf, s.pendingTotp ? 1 : 0, s.createdAt, s.lastSeenAt, s.expiresAt],
-      );
+      return db.transaction(async (tx) => {
+        // The user's row locked until this session is stored: a reset or a disable (which updates it, then
+        // ends the user's sessions) committed first is seen here; one not yet committed waits, then ends
+        // this session too. Read committed, so the row read is the one committed last.
+        const user = await tx.row<{ passwordHash: string; disabledAt: string | null }>(LOCK_USER, [s.userId]);
+        if (!user || user.disabledAt !== null) return false;
+        const holds =
+          'passwordHash' in grant
+            ? user.passwordHash === grant.passwordHash
+            : (await tx.run(COMPLETE_PENDING, [s.createdAt, grant.completing, s.userId])) === 1;
+        if (!holds) return false;
+        await tx.run(INSERT_SESSION, [
+          s.idSha256,
+          s.userId,
+          s.csrf,
+          s.pendingTotp ? 1 : 0,
+          s.createdAt,
+          s.lastSeenAt,
+          s.expiresAt,
+        ]);
+        return true;
+      });
     },
 
     async session(idSha256) {

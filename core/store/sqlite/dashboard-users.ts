@@ -157,17 +157,36 @@ export function sqliteDashboardUsers(db: Db): DashboardUsersRepository {
       );
     },
 
-    async createSession(s) {
+    async createSession(s, grant) {
       // Sessions over for a day are of no use even to an investigation (the audit log is): pruned here,
       // at sign-in, so the table stays the size of the live sessions.
-      await write(() => {
+      return write(() => {
         const dayAgo = new Date(Date.parse(s.createdAt) - 86_400_000).toISOString();
         db.prepare('DELETE FROM dashboard_sessions WHERE expires_at < ?').run(dayAgo);
+        // Checked inside the write: a reset or a disable by another process either committed before (and is
+        // seen here) or waits for this one (and ends the session it stores).
+        const user = db
+          .prepare<[number], { passwordHash: string; disabledAt: string | null }>(
+            'SELECT password_hash AS passwordHash, disabled_at AS disabledAt FROM dashboard_users WHERE id = ?',
+          )
+          .get(s.userId);
+        if (!user || user.disabledAt !== null) return false;
+        const holds =
+          'passwordHash' in grant
+            ? user.passwordHash === grant.passwordHash
+            : db
+                .prepare(
+                  `UPDATE dashboard_sessions SET revoked_at = ?
+                   WHERE id_sha256 = ? AND user_id = ? AND pending_totp = 1 AND revoked_at IS NULL`,
+                )
+                .run(s.createdAt, grant.completing, s.userId).changes === 1;
+        if (!holds) return false;
         db.prepare(
           `INSERT INTO dashboard_sessions
            (id_sha256, user_id, csrf, pending_totp, created_at, last_seen_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
         ).run(s.idSha256, s.userId, s.csrf, s.pendingTotp ? 1 : 0, s.createdAt, s.lastSeenAt, s.expiresAt);
+        return true;
       });
     },
 
