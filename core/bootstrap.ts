@@ -84,28 +84,45 @@ export async function seedDemoData(store: Store, now: Date): Promise<void> {
   const seed = readDemoSeed();
   // Created once; an agency that exists (perhaps with a rotated key) is left as it is.
   for (const agency of seed.agencies) await store.agencies.create({ ...agency, now });
-  const existing = await store.partners.list();
   for (const partner of seed.partners) {
-    const has = existing.some(
-      (p) => p.id === partner.id && p.passwords.some((pw) => pw.label === partner.label),
-    );
-    if (!has) {
-      await store.partners.addPassword({
+    const has = async () =>
+      (await store.partners.list()).some(
+        (p) => p.id === partner.id && p.passwords.some((pw) => pw.label === partner.label),
+      );
+    await addUnlessThere(has, async () =>
+      store.partners.addPassword({
         partnerId: partner.id,
         label: partner.label,
         hash: await hashPassword(partner.password),
         now,
-      });
-    }
+      }),
+    );
   }
   // Created once; a demo user changed since (password, roles, disabled) is left as it is.
   for (const user of seed.dashboardUsers) {
-    if (await store.dashboardUsers.byEmail(user.email)) continue;
-    await addDashboardUser(store, {
-      ...user,
-      memberships: Object.entries(user.agencies).map(([agency, role]) => ({ agency, role })),
-      now,
-    });
+    await addUnlessThere(
+      async () => (await store.dashboardUsers.byEmail(user.email)) !== undefined,
+      () =>
+        addDashboardUser(store, {
+          ...user,
+          memberships: Object.entries(user.agencies).map(([agency, role]) => ({ agency, role })),
+          now,
+        }),
+    );
+  }
+}
+
+/**
+ * Adds a seeded thing unless it is there. Web processes started together (a development cluster on one
+ * database) seed at the same moment: one that finds its insert refused because another process added the
+ * thing meanwhile starts all the same, rather than exiting on the unique key.
+ */
+async function addUnlessThere(there: () => Promise<boolean>, add: () => Promise<unknown>): Promise<void> {
+  if (await there()) return;
+  try {
+    await add();
+  } catch (err) {
+    if (!(await there())) throw err;
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import type { NewReconRun } from '../../core/store/index.ts';
+import { seedDemoData } from '../../core/bootstrap.ts';
 import { onBothEngines } from '../support/engines.ts';
 
 function run(overrides: Partial<NewReconRun> = {}): NewReconRun {
@@ -153,3 +154,24 @@ onBothEngines('the readiness write commits, and the counts of an empty store are
     oldestReceivedAt: null,
   });
 });
+
+onBothEngines(
+  'web processes seeding the demo data at the same moment all start, and seed each thing once',
+  async (_t, store) => {
+    // Two or three web processes of a development cluster started together on one empty database.
+    const seeding = await Promise.allSettled([1, 2, 3].map(() => seedDemoData(store, new Date())));
+    assert.deepEqual(
+      seeding.flatMap((s) => (s.status === 'rejected' ? [String(s.reason)] : [])),
+      [],
+      'no process fails to start',
+    );
+    const partners = await store.partners.list();
+    assert.deepEqual(
+      partners.map((p) => [p.id, p.passwords.map((pw) => pw.label)]),
+      [['demo-bank', ['demo']]],
+    );
+    const users = await store.dashboardUsers.list();
+    assert.equal(users.length, new Set(users.map((u) => u.email)).size);
+    assert.ok(users.length > 0);
+  },
+);
