@@ -16,11 +16,16 @@ export function categoryName(agency: AgencyRow, category: string, lang: Lang): s
   return agency.settings.categoryNames[category]?.[lang] ?? category;
 }
 
-/** The agency's logo, when it has one (served by us: payer pages load nothing from elsewhere). */
+/**
+ * The agency's logo, when it has one (served by us: payer pages load nothing from elsewhere). Its address
+ * names the image's hash: browsers and caches keep a logo a day by its address, so a replaced logo gets
+ * a new one and shows on the next page (pages themselves are never cached).
+ */
 export function logo(agency: AgencyRow): SafeHtml | '' {
-  return agency.settings.logo
-    ? html`<img class="logo" src="/agency-logo/${encodeURIComponent(agency.code)}" alt="${agency.name}" />`
-    : '';
+  const image = agency.settings.logo;
+  if (!image) return '';
+  const src = `/agency-logo/${encodeURIComponent(agency.code)}?v=${image.sha256.slice(0, 16)}`;
+  return html`<img class="logo" src="${src}" alt="${agency.name}" />`;
 }
 
 /** The order as the payer checks it: to whom, for what, the reference and the amount (and its charge). */

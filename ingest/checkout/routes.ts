@@ -50,6 +50,7 @@ export function mountCheckout(router: AppRouter, deps: Deps): void {
   });
 
   // An agency's logo (amil agency set --logo): ours to serve, so payer pages load nothing from elsewhere.
+  // Pages link it with `?v=` and its hash (page-parts.ts), so the day it is cached ends with a new logo.
   router.get('/agency-logo/:code', async (ctx) => {
     const logo = (await deps.store.agencies.get(ctx.params.code ?? ''))?.settings.logo;
     if (!logo) throw new DomainError('not-found');

@@ -256,7 +256,36 @@ test('amil agency set --logo stores a small image that the pay pages show, serve
   assert.equal(revalidated.status, 304);
   assert.equal((await fetch(`${app.url}/agency-logo/PPZ`)).status, 404, 'an agency without a logo');
   const page = await fetch(`${app.url}/pay/LZS/zakat-fitrah/F-1/7.00`, { headers: { accept: 'text/html' } });
-  assert.match(await page.text(), /<img class="logo" src="\/agency-logo\/LZS" alt="Lembaga Zakat Selangor"/);
+  assert.match(
+    await page.text(),
+    /<img class="logo" src="\/agency-logo\/LZS\?v=[\w-]+" alt="Lembaga Zakat Selangor"/,
+  );
+});
+
+test('a logo replaced with amil agency set --logo shows on the next pay page, not after the day it is cached', async (t) => {
+  const app = await startApp(t);
+  const dir = tempDir(t);
+  const png = Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+    'base64',
+  );
+  const logoOnPage = async (bytes: Buffer): Promise<string> => {
+    writeFileSync(path.join(dir, 'logo.png'), bytes);
+    const set = await runCli(['agency', 'set', 'LZS', '--logo', path.join(dir, 'logo.png')], app.storeEnv);
+    assert.equal(set.code, 0, set.stderr);
+    const page = await fetch(`${app.url}/pay/LZS/zakat-fitrah/F-1/7.00`, {
+      headers: { accept: 'text/html' },
+    });
+    const src = /<img class="logo" src="([^"]+)"/.exec(await page.text())?.[1] ?? '';
+    const served = await fetch(`${app.url}${src.replaceAll('&amp;', '&')}`);
+    assert.deepEqual(Buffer.from(await served.arrayBuffer()), bytes, 'its address serves this logo');
+    return src;
+  };
+  const first = await logoOnPage(png);
+  // A browser (or a cache in front of amil) keeps an image a day by its address: the replaced logo must
+  // have another one, or payers see the old logo until then.
+  const second = await logoOnPage(Buffer.concat([png, Buffer.from([0])]));
+  assert.notEqual(second, first, 'the replaced logo has an address of its own');
 });
 
 test('amil token mint prints a token for existing agencies, and revoke revokes it', async (t) => {
