@@ -59,7 +59,13 @@ export function createPartnerAuthenticator(store: Store, options: PartnerAuthOpt
     // All in parallel: the time taken does not tell which password matched, and scrypt runs off-thread.
     const matches = await Promise.all(candidates.map((row) => verify(presented, row.hash)));
     const row = candidates[matches.indexOf(true)];
-    if (row) return { passwordId: row.id, partnerId: row.partnerId, expiresAt: Date.now() + CACHE_TTL_MS };
+    // Still active now that scrypt is done: the checks can queue for seconds on a busy process, and a
+    // revocation committed meanwhile (by the CLI, or another process) must refuse this request and every
+    // request that joined it, as it refuses those that come after.
+    if (row) {
+      if (!(await store.partners.isPasswordActive(row.id))) return undefined;
+      return { passwordId: row.id, partnerId: row.partnerId, expiresAt: Date.now() + CACHE_TTL_MS };
+    }
     if (failed.size >= FAILED_MAX_ENTRIES) failed.delete(failed.keys().next().value ?? '');
     failed.set(key, { activeIds, expiresAt: Date.now() + FAILED_TTL_MS });
     return undefined;

@@ -173,3 +173,28 @@ test('a burst of 12 concurrent batches with the good password, before it is cach
   );
   assert.deepEqual(statuses, Array(12).fill(200));
 });
+
+test('a password revoked while its check is running is refused, to the request that started it and to those that joined', async (t) => {
+  const app = await startApp(t);
+  const { partners } = app.deps.store;
+  // scrypt held until the revocation has committed: on a busy process the checks queue for seconds.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let started = () => {};
+  const checking = new Promise<void>((resolve) => (started = resolve));
+  const authenticate = createPartnerAuthenticator(app.deps.store, {
+    verify: async (password, hash) => {
+      started();
+      await held;
+      return verifyPassword(password, hash);
+    },
+  });
+  const first = authenticate(DEMO_PASSWORD, '203.0.113.9');
+  await checking;
+  // Revoked by ops (the CLI, or the dashboard of another process) while the check runs.
+  assert.equal(await partners.revokePasswords({ partnerId: 'demo-bank', label: 'demo', now: new Date() }), 1);
+  const joined = authenticate(DEMO_PASSWORD, '203.0.113.9');
+  release();
+  assert.deepEqual(await Promise.all([first, joined]), [undefined, undefined]);
+  assert.equal(await authenticate(DEMO_PASSWORD, '203.0.113.9'), undefined);
+});
