@@ -117,7 +117,12 @@ export function createPartnerAuthenticator(store: Store, options: PartnerAuthOpt
     // first burst after a restart spends one attempt, not one per request.
     const joining = inFlight.has(key);
     if (!joining) await reserveAttempt(client);
-    const result = await check(key, presented);
+    const result = await check(key, presented).catch(async (err: unknown) => {
+      // Not a wrong password: the store could not answer (or the checks were busy). The attempt is given
+      // back, or a bank posting through a database outage is locked out as a guesser once it is over.
+      if (!joining) await options.failures?.reward(client).catch(() => undefined);
+      throw err;
+    });
     if (!result) return undefined;
     if (!joining) await options.failures?.reward(client);
     if (verified.size >= CACHE_MAX_ENTRIES) verified.clear();

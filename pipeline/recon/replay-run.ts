@@ -43,13 +43,14 @@ export async function replayFrom(deps: Deps, request: ReplayRequest): Promise<Re
     name: a.name,
     settings: a.settings,
   }));
-  const sinks = request.sinks ?? [...agencies.map((a) => a.code).sort(), TEST_SINK];
-  const replay = async (from: string, asOf: Date | undefined, only: readonly string[]) => {
+  const replay = async (from: string, asOf: Date | undefined, only: readonly string[] | undefined) => {
     const archive = readDayDir(from, request.day, { asOf, agencies });
     request.onProgress?.(0, archive.batches.length + 1);
     return replayDay(deps, archive, { outDir: request.outDir, sinks: only, onProgress: request.onProgress });
   };
-  if (request.from !== undefined) return replay(request.from, request.asOf, sinks);
+  // From files: the sinks are the archive's agencies (this store may have none, or others).
+  if (request.from !== undefined) return replay(request.from, request.asOf, request.sinks);
+  const sinks = request.sinks ?? [...agencies.map((a) => a.code).sort(), TEST_SINK];
   // From the archive: each sink as of the workbook it last emitted. One agency re-run by hand after the
   // night has a later run than the others; one instant for all would leave theirs with no original.
   const passes = request.asOf

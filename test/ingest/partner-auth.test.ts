@@ -4,6 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bankRecord, DEMO_PASSWORD, problemOf, startApp, type TestApp } from '../helpers.ts';
 import { appDb } from '../support/app-db.ts';
+import { startPostgres } from '../support/postgres.ts';
 import { hashPassword, verifyPassword } from '../../core/passwords.ts';
 import { loadConfig } from '../../core/config.ts';
 import type { DomainError } from '../../core/errors.ts';
@@ -197,4 +198,21 @@ test('a password revoked while its check is running is refused, to the request t
   release();
   assert.deepEqual(await Promise.all([first, joined]), [undefined, undefined]);
   assert.equal(await authenticate(DEMO_PASSWORD, '203.0.113.9'), undefined);
+});
+
+test('a store that cannot answer spends none of the budget of wrong passwords: the bank is let in once it is back (postgresql)', async (t) => {
+  const postgres = await startPostgres(t);
+  const app = await startApp(t, { DATABASE_URL: await postgres.createTestDatabase() });
+  const { authenticate } = countingAuthenticator(app, '2');
+  // PostgreSQL down before the bank's password was ever verified (a process started just before): each
+  // batch the bank sends meanwhile fails as an outage (503), not as a wrong password.
+  await postgres.crash();
+  for (let i = 0; i < 5; i += 1) {
+    await assert.rejects(authenticate(DEMO_PASSWORD, '203.0.113.7'), (err: Error & { code?: string }) => {
+      assert.notEqual(err.code, 'too-many-requests', 'an outage is not a wrong password');
+      return true;
+    });
+  }
+  await postgres.restart();
+  assert.equal(await authenticate(DEMO_PASSWORD, '203.0.113.7'), 'demo-bank');
 });
