@@ -66,6 +66,16 @@ export function indirectCallbackFields(
 export const CALLBACK_ID_HEADER = 'X-Amil-Callback-Id';
 
 /**
+ * The id a merchant deduplicates a callback on: its order number, then its row id. The row id alone repeats
+ * across stores (each numbers its rows from 1: staging and production, a SQLite file reopened after a move
+ * to PostgreSQL), and a merchant whose table of seen ids is shared would drop a paid order as a repeat. The
+ * order number is random, so two stores do not share it; the row id keeps it unique within the order.
+ */
+export function callbackWireId(orderNo: string, rowId: number | string): string {
+  return `${orderNo}-${rowId}`;
+}
+
+/**
  * Adds the callback's stable id to its `fpx` JSON as `callback_id`, so the signature covers it. Every
  * attempt of one callback carries the same id: a merchant that saw it already acknowledges and ignores it
  * (delivery is at least once). A redelivery by ops is a new callback with a new id.

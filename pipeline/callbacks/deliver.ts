@@ -1,6 +1,6 @@
 import type { Deps } from '../../core/deps.ts';
 import { scalarLines } from '../../core/logger.ts';
-import { CALLBACK_ID_HEADER, withCallbackId } from '../../core/payments/callback-fields.ts';
+import { CALLBACK_ID_HEADER, callbackWireId, withCallbackId } from '../../core/payments/callback-fields.ts';
 import { signedCallbackBody } from '../../core/signatures.ts';
 import type { AttemptVerdict, CallbackLease } from '../../core/store/index.ts';
 import { nextAttemptAt } from './schedule.ts';
@@ -32,10 +32,11 @@ export async function deliverCallback(
   const started = deps.clock.now();
   const attemptMs = deps.config.callbacks.timeoutMs + LEASE_MARGIN_MS;
   if (started.getTime() + attemptMs > Date.parse(lease.leaseUntil)) return 'lease ran out';
+  const wireId = callbackWireId(callback.orderNo, id);
   let body: string;
   try {
-    // The row id is the callback's id: the same on every attempt, so the merchant can deduplicate on it.
-    const fields = withCallbackId(JSON.parse(callback.fields) as Record<string, string>, String(id));
+    // The same on every attempt, so the merchant can deduplicate on it.
+    const fields = withCallbackId(JSON.parse(callback.fields) as Record<string, string>, wireId);
     body = signedBody(lease.apiKey, fields);
   } catch (err) {
     // The error's name only: a parser's message quotes the text it read, the payer's fields.
@@ -48,7 +49,7 @@ export async function deliverCallback(
     );
     return 'attempted';
   }
-  const result = await deps.callbacks.postForm(callback.url, body, { [CALLBACK_ID_HEADER]: String(id) });
+  const result = await deps.callbacks.postForm(callback.url, body, { [CALLBACK_ID_HEADER]: wireId });
   const finished = deps.clock.now();
   const code = result.statusCode;
   let verdict: AttemptVerdict;

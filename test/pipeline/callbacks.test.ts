@@ -352,7 +352,7 @@ test('every attempt of a callback carries one stable callback id, signed in the 
   const [callback] = await app.deps.store.callbacks.ofOrder(created.orderNo);
   const [failed, retried] = merchant.received;
   assert.deepEqual([failed?.answeredWith, retried?.answeredWith], [500, 200]);
-  assert.equal(callbackIdOf(failed), String(callback?.id));
+  assert.equal(callbackIdOf(failed), `${created.orderNo}-${callback?.id}`);
   assert.equal(callbackIdOf(retried), callbackIdOf(failed), 'the retry carries the same id');
   for (const r of [failed, retried]) {
     assert.equal(r?.headers['x-amil-callback-id'], callbackIdOf(r), 'the header equals the signed field');
@@ -362,7 +362,23 @@ test('every attempt of a callback carries one stable callback id, signed in the 
   const again = await app.deps.store.callbacks.redeliver(created.orderNo, new Date().toISOString());
   await merchant.waitFor(3);
   const redelivered = merchant.received[2];
-  assert.equal(callbackIdOf(redelivered), String(again));
+  assert.equal(callbackIdOf(redelivered), `${created.orderNo}-${again}`);
   assert.notEqual(callbackIdOf(redelivered), callbackIdOf(failed));
   assert.ok(redelivered && verifyCallback(redelivered.form, LZS_KEY));
+});
+
+test('callback ids never repeat across amil stores: a merchant deduplicating on them drops no paid order', async (t) => {
+  // Two stores behind one merchant receiver: staging and production, or a SQLite file reopened after a move
+  // to PostgreSQL. Each numbers its callback rows from 1; the merchant's table of ids seen is one.
+  const merchant = await startMerchant(t);
+  const ids: unknown[] = [];
+  for (const app of [await startApp(t, FAST), await startApp(t, FAST)]) {
+    runRelay(t, app);
+    await pay(app, await order(app, merchant), 'SBX00');
+    await merchant.waitFor(ids.length + 1);
+    const received = merchant.received.at(-1);
+    assert.ok(received && verifyCallback(received.form, LZS_KEY));
+    ids.push(callbackIdOf(received));
+  }
+  assert.notEqual(ids[0], ids[1], 'the second paid order is not taken for a repeat of the first');
 });
