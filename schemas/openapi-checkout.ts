@@ -14,6 +14,11 @@ const redirect = (description: string): Json => ({
   description,
   headers: { Location: { schema: { type: 'string' } } },
 });
+/** The merchant's order as JSON: what an API client reads its checkoutUrl and status from. */
+const orderJson = (description: string): Json => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/CheckoutOrderResponse' } } },
+});
 const server = hostServer('base_url');
 const param = (name: string, description: string, where = 'path'): Json => ({
   name,
@@ -42,11 +47,10 @@ export function checkoutPaths(): Json {
         security: [{ signedRequest: [] }, {}],
         requestBody: form({ $ref: '#/components/schemas/CheckoutRequest' }),
         responses: {
-          '201': {
-            description: 'Order opened: { orderNo, agency, refNo, amount, status, resumed, checkoutUrl }',
-            content: { 'application/json': { schema: { type: 'object' } } },
-          },
-          '200': { description: 'The unpaid order with this refNo, resumed (same JSON, resumed: true)' },
+          '201': orderJson('API clients: the order opened (resumed: false)'),
+          '200': orderJson(
+            'API clients: the unpaid order with this refNo and amount, resumed (resumed: true)',
+          ),
           '303': redirect('Browsers: to the checkout page of the order'),
           '400': problem(
             'A field appears twice, the form is broken, or a field is named __proto__, constructor or prototype.',
@@ -109,7 +113,11 @@ export function checkoutPaths(): Json {
           "Only the holder of the order's token sees it. Success or failed: a page whose form posts the indirect callback (2.4, unsigned, amount gross) to returnUrl, auto-submitted by script and with a visible button. Pending: a page that looks again every 10 s.",
         parameters: [orderNo, param('t', "The order's form token (the acquirer brings it back)", 'query')],
         responses: {
-          '200': html('Result or pending page (JSON of the order for API clients)'),
+          '200': {
+            description:
+              'Browsers: the result or pending page. API clients (Accept: application/json): the order',
+            content: { ...(html('').content as Json), ...(orderJson('').content as Json) },
+          },
           '403': problem(
             'Unknown order, no token or a wrong one: one answer, so order numbers cannot be probed.',
           ),

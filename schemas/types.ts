@@ -158,6 +158,36 @@ export interface BankWebhookResponse {
   results: BankRecordResult[];
 }
 /**
+ * The merchant's order as POST /v2/checkout answers an API client (201 opened, 200 resumed), and as its return page answers one asking for JSON.
+ */
+export interface CheckoutOrderResponse {
+  /**
+   * The service's order number (fpx_seller_order_no).
+   */
+  orderNo: string;
+  agency: string;
+  /**
+   * The merchant's reference, as sent.
+   */
+  refNo: string;
+  /**
+   * The order's amount (net of any add charge), ringgit with 2 decimals.
+   */
+  amount: string;
+  /**
+   * Only success may be fulfilled, and only on a verified direct callback or report.
+   */
+  status: 'pending' | 'success' | 'failed';
+  /**
+   * False when this request opened the order; true when an unpaid order of this refNo and amount was resumed.
+   */
+  resumed: boolean;
+  /**
+   * Path of the order's checkout page on {base_url}, with its form token: where to send the payer.
+   */
+  checkoutUrl: string;
+}
+/**
  * A payment order (spec 2.1), sent form-encoded to POST /v2/checkout. Every value is ASCII, at most 255 bytes (checked before this schema, with the position of the first offending character).
  */
 export interface CheckoutRequest {

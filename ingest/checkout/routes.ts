@@ -20,6 +20,7 @@ import { payerLang } from './lang.ts';
 import { checkPayLink } from './pay-links.ts';
 import { openOrder } from './service.ts';
 import { payLinkId } from '../../core/payments/pay-link.ts';
+import type { CheckoutOrderResponse } from '../../schemas/types.ts';
 
 // A Map, not an object: a name like `constructor` must not find Object.prototype's (issue 12).
 const ASSETS = new Map([
@@ -270,8 +271,8 @@ function returnPath(order: OrderRow): string {
   return `/v2/checkout/${encodeURIComponent(order.orderNo)}/return?t=${encodeURIComponent(order.formToken ?? '')}`;
 }
 
-/** The JSON answer of POST /v2/checkout for API clients (docs/checkout.md). */
-function orderJson(order: OrderRow, created: boolean) {
+/** The JSON answer of POST /v2/checkout for API clients (docs/checkout.md), as the OpenAPI document says. */
+function orderJson(order: OrderRow, created: boolean): CheckoutOrderResponse {
   return {
     orderNo: order.orderNo,
     agency: order.agencyCode,

@@ -120,3 +120,58 @@ test('the QR generators answer as their OpenAPI components say', async (t) => {
     assert.equal(validate(await res.json()), true, `${path}: ${JSON.stringify(validate.errors)}`);
   }
 });
+
+test('a merchant’s order answers (opened, resumed, back from the bank) are the JSON the document describes', async (t) => {
+  const app = await startApp(t);
+  const doc = (await (await fetch(`${app.url}/api/openapi.json`)).json()) as OpenApi;
+  const ajv = new Ajv2020({ strict: false });
+  addFormats(ajv);
+  ajv.addSchema({ $id: 'doc', ...doc });
+  /** The document's JSON schema of that answer, compiled: none means the document does not describe it. */
+  const schemaOf = (path: string, method: string, status: number) => {
+    const response = doc.paths[path]?.[method]?.responses[String(status)] as
+      { content?: Record<string, { schema?: unknown }> } | undefined;
+    const schema = response?.content?.['application/json']?.schema;
+    assert.ok(schema, `${method.toUpperCase()} ${path} ${status} documents its JSON`);
+    const pointer = `/paths/${path.replaceAll('~', '~0').replaceAll('/', '~1')}/${method}/responses/${status}/content/application~1json/schema`;
+    return ajv.getSchema(`doc#${pointer}`) ?? assert.fail('the schema compiles');
+  };
+  const post = () =>
+    fetch(`${app.url}/v2/checkout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: signPost(
+        {
+          agency: 'LZS',
+          refNo: 'INV-OPENAPI',
+          amount: '10.00',
+          email: 'ali@example.my',
+          returnUrl: 'http://127.0.0.1:4000/return',
+        },
+        LZS_KEY,
+      ).body,
+    });
+  const answers: [string, string, Response][] = [['/v2/checkout', 'post', await post()]];
+  answers.push(['/v2/checkout', 'post', await post()]);
+  const opened = (await answers[0]![2].clone().json()) as { checkoutUrl: string };
+  const back = new URL(opened.checkoutUrl, app.url);
+  back.pathname += '/return';
+  answers.push([
+    '/v2/checkout/{orderNo}/return',
+    'get',
+    await fetch(back, { headers: { accept: 'application/json' } }),
+  ]);
+  assert.deepEqual(
+    answers.map(([, , res]) => res.status),
+    [201, 200, 200],
+  );
+  for (const [path, method, res] of answers) {
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    const validate = schemaOf(path, method, res.status);
+    const body = (await res.json()) as Record<string, unknown>;
+    assert.equal(validate(body), true, `${path} ${res.status}: ${JSON.stringify(validate.errors)}`);
+    // The schema holds the merchant to something: the URL to send the payer to cannot be missing.
+    const { checkoutUrl: _dropped, ...withoutUrl } = body;
+    assert.equal(validate(withoutUrl), false, `${path} ${res.status} requires checkoutUrl`);
+  }
+});
