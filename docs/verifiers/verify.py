@@ -45,7 +45,8 @@ def verify_callback(body, api_key):
     message = "&".join(form_encode(k) + "=" + form_encode(fields[k]) for k in keys)
     key = bytes.fromhex(api_key.replace("-", ""))  # 16 raw bytes, never the ASCII text
     expected = hmac.new(key, message.encode("utf-8"), hashlib.sha256).hexdigest()[:16]
-    return hmac.compare_digest(expected, received)
+    # As bytes: compare_digest raises on a str with non-ASCII characters, which a forger may send.
+    return hmac.compare_digest(expected.encode("ascii"), received.encode("utf-8"))
 
 
 if __name__ == "__main__":

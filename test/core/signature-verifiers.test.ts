@@ -83,6 +83,13 @@ test('the Python and PHP verifiers reproduce the published callback vector and r
   assertVerdict(body.replace(amount, 'amount=100.50'), apiKey, false, 'a changed amount');
   assertVerdict(body.replace(`signature=${vector.signature}`, ''), apiKey, false, 'no signature');
   assertVerdict(`${body}&status=failed`, apiKey, false, 'a repeated field');
+  // A forger's signature need not be hex: it is refused like any other, not a crash of the receiver.
+  assertVerdict(
+    body.replace(`signature=${vector.signature}`, `signature=%C3%A9${vector.signature.slice(2)}`),
+    apiKey,
+    false,
+    'a non-ASCII signature',
+  );
 });
 
 test("the Python and PHP verifiers accept the service's own direct callback, whose fpx JSON holds a ~ when extraData is set", async (t) => {
