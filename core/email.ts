@@ -8,3 +8,15 @@ const EMAIL = fullFormats.email as RegExp;
 export function isEmailAddress(value: string): boolean {
   return EMAIL.test(value);
 }
+
+// Anything shaped like an address (`local@domain`, bracketed or not): wider than the rule above on purpose,
+// since a mail server quotes what it was given, well-formed or not.
+const ADDRESS_LIKE = /[^\s<>"'(),;:]+@[^\s<>"'(),;:]+/g;
+
+/**
+ * A mail server's answer with every address in it replaced: servers quote the recipient they refuse ("550
+ * <siti@example.my>: Recipient address rejected"), and the reason goes on to logs, the outbox and Redis.
+ */
+export function withoutAddresses(text: string): string {
+  return text.replace(ADDRESS_LIKE, '[address]');
+}

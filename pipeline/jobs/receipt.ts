@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Deps } from '../../core/deps.ts';
+import { withoutAddresses } from '../../core/email.ts';
 import { RECEIPT_QUEUE, receiptJobId } from '../../core/queues.ts';
 import type { ReceiptJob } from '../../schemas/index.ts';
 import { receiptMail } from '../receipts/mail.ts';
@@ -54,17 +55,20 @@ export const receiptJob: JobDefinition<ReceiptJob> = {
     } catch (error) {
       const code = (error as { responseCode?: unknown }).responseCode;
       const refused = typeof code === 'number' && code >= 500 && code < 600;
+      // The payer's address stays out of what is recorded and thrown: a mail server quotes the recipient it
+      // refuses, and nodemailer's error carries it in its message, `response` and `rejected` fields, all of
+      // which the log line, the outbox's last error and BullMQ's failed reason in Redis would keep.
+      const reason = withoutAddresses(String((error as Error).message));
       await deps.store.receipts.recordAttempt(receipt.id, {
         attempt,
         at,
         outcome: refused ? 'refused' : 'failed',
         messageId: null,
-        detail: (error as Error).message.slice(0, 500),
+        detail: reason.slice(0, 500),
       });
       // A mailbox that does not exist will not exist in an hour either.
-      if (refused)
-        throw new PermanentJobError(`receipt of ${order.orderNo} refused: ${(error as Error).message}`);
-      throw error;
+      if (refused) throw new PermanentJobError(`receipt of ${order.orderNo} refused: ${reason}`);
+      throw new Error(reason);
     }
   },
 };
