@@ -1,6 +1,7 @@
 import { localWorkbook } from '../../core/recon-workbook.ts';
 import path from 'node:path';
 import type { Deps } from '../../core/deps.ts';
+import { withoutAddresses } from '../../core/email.ts';
 import {
   RECON_EMAIL_QUEUE,
   RECON_NIGHTLY_QUEUE,
@@ -111,15 +112,14 @@ export const reconEmailJob: JobDefinition<ReconEmailJob> = {
         ],
       });
     } catch (error) {
+      // Without the addresses a mail server quotes as it refuses them (the agency's staff), here and in
+      // what is thrown (logged, and kept by BullMQ in Redis), as a receipt's failure is recorded.
+      const reason = withoutAddresses((error as Error).message);
       // The send's error is the job's, whether or not the store can record it now.
       await deps.store.reconRuns
-        .finishDelivery(delivery, {
-          outcome: 'failed',
-          messageId: null,
-          detail: (error as Error).message.slice(0, 500),
-        })
+        .finishDelivery(delivery, { outcome: 'failed', messageId: null, detail: reason.slice(0, 500) })
         .catch(() => undefined);
-      throw error;
+      throw new Error(reason);
     }
     await deps.store.reconRuns.finishDelivery(delivery, {
       outcome: 'sent',

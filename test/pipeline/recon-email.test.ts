@@ -63,6 +63,8 @@ test('the workbook is e-mailed over SMTP to the agency, retried, every delivery 
     ],
   );
   assert.match(deliveries[0]!.detail ?? '', /451/);
+  // The server quoted the agency's address as it refused: not kept (nor thrown into logs and Redis).
+  assert.doesNotMatch(deliveries[0]!.detail ?? '', /@/);
   assert.equal(deliveries[1]!.messageId, mail.messageId);
 
   // A second run of the job for the same run sends nothing more.

@@ -29,8 +29,10 @@ export async function startSmtp(
         const code = answer(nth);
         nth += 1;
         if (code !== 250) {
+          // Quoting the recipients, as real servers do (Postfix: "<siti@...>: Recipient address rejected").
+          const quoted = session.envelope.rcptTo.map((r) => `<${r.address}>`).join(', ');
           callback(
-            Object.assign(new Error(code >= 500 ? 'No such mailbox' : 'Try again later'), {
+            Object.assign(new Error(`${quoted}: ${code >= 500 ? 'No such mailbox' : 'Try again later'}`), {
               responseCode: code,
             }),
           );
