@@ -181,8 +181,8 @@ function timesSent(arrivals: readonly string[]): Map<string, number> {
 
 /**
  * A merchant that holds every answer (200) until `release()`, then answers at once (`answerWaiting()`
- * answers those held so far and holds the next); `arrivals` lists each request's callback id in arrival
- * order.
+ * answers those held so far and holds the next); `arrivals` lists each request's callback in arrival order,
+ * by its row id (the end of its callback id, `<orderNo>-<row id>`).
  */
 async function heldMerchant(t: TestContext) {
   const arrivals: string[] = [];
@@ -191,7 +191,7 @@ async function heldMerchant(t: TestContext) {
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      arrivals.push(String(req.headers[CALLBACK_ID_HEADER.toLowerCase()]));
+      arrivals.push(String(req.headers[CALLBACK_ID_HEADER.toLowerCase()]).replace(/^.*-/, ''));
       const answer = () => res.writeHead(200).end('OK');
       if (holding) waiting.push(answer);
       else answer();
