@@ -1,5 +1,5 @@
 /** The web process: every host's routes, on one port by default. */
-import { assertNoDemoSecrets, seedDemoData } from '../core/bootstrap.ts';
+import { claimStore, seedDemoData } from '../core/bootstrap.ts';
 import { listen } from '../core/http/serve.ts';
 import { waitForStore } from '../core/store/wait-for-store.ts';
 import { createEnquirySweep } from '../pipeline/enquiry.ts';
@@ -18,8 +18,9 @@ await runMain(async () => {
   const { config, logger } = deps;
   // A database not up yet is waited for (the checks below need it); one that fails otherwise stops here.
   await waitForStore(deps.store, logger);
+  // Production's store: refused to any other process, and by production while a demo secret is valid.
+  await claimStore(deps.store, config, deps.clock.now());
   if (config.seedDemo) await seedDemoData(deps.store, deps.clock.now());
-  if (config.nodeEnv === 'production') await assertNoDemoSecrets(deps.store);
 
   // Readiness checks Redis, and the metrics read the queues, before the first request.
   const observed = await observePipeline(deps);

@@ -1,4 +1,4 @@
-import { createDeps } from '../core/bootstrap.ts';
+import { claimStore, createDeps } from '../core/bootstrap.ts';
 import { ConfigError } from '../core/config.ts';
 import { waitForStore } from '../core/store/wait-for-store.ts';
 import { createBullRuntime } from '../pipeline/bullmq/runtime.ts';
@@ -20,6 +20,7 @@ export async function startWorker(): Promise<() => Promise<void>> {
   }
   // A database not up yet is waited for: a worker started before it comes up with it.
   await waitForStore(deps.store, deps.logger);
+  await claimStore(deps.store, deps.config, deps.clock.now());
   const runtime = createBullRuntime(deps, {
     pollMs: deps.config.pipeline.pollMs,
     withWorkers: true,

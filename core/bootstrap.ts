@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createAcquirer } from './acquirer/index.ts';
 import { createCallbackClient } from './outbound/callback-client.ts';
 import { createMailer } from './outbound/mailer.ts';
@@ -124,6 +124,28 @@ async function addUnlessThere(there: () => Promise<boolean>, add: () => Promise<
   } catch (err) {
     if (!(await there())) throw err;
   }
+}
+
+/**
+ * Binds a store to production (decision 293). A production process refuses it while a demo secret is valid
+ * (decision 15), then marks it as production's; a process that is not in production (demo data seeded, the
+ * sandbox acquirer, development defaults) refuses to start on a marked store. A second web machine or worker
+ * whose environment left out NODE_ENV would otherwise seed the README's demo passwords into production's
+ * data, take sandbox payments into it and ask the sandbox about real orders. The `amil` CLI, which neither
+ * seeds nor pays, runs on any store.
+ */
+export async function claimStore(store: Store, config: Pick<Config, 'nodeEnv'>, now: Date): Promise<void> {
+  if (config.nodeEnv === 'production') {
+    await assertNoDemoSecrets(store);
+    await store.ops.markProduction(now);
+    return;
+  }
+  const marked = await store.ops.productionMark();
+  if (marked === undefined) return;
+  throw new ConfigError([
+    `this store is production's (a production process opened it first at ${marked}): a process with ` +
+      `NODE_ENV=${config.nodeEnv} would seed demo data and take sandbox payments into it; set NODE_ENV=production`,
+  ]);
 }
 
 /** Refuses to run in production while any demo password or demo API key is still valid. */

@@ -52,6 +52,15 @@ export interface OpsRepository {
   /** Commits a write (the readiness probe): throws when the store cannot commit (full disk, read-only). */
   heartbeat(now: Date): Promise<void>;
 
+  /**
+   * Marks the store as production's (the first production process to open it; later calls keep the first
+   * time), and returns when it was marked. Decision 293.
+   */
+  markProduction(now: Date): Promise<string>;
+
+  /** When a production process first opened this store, if one did (decision 293). */
+  productionMark(): Promise<string | undefined>;
+
   /** The database server's clock (epoch ms), to compare with this machine's; undefined on SQLite (decision 259). */
   serverClockMs(): Promise<number | undefined>;
 

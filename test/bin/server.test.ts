@@ -208,8 +208,9 @@ test('production refuses demo data, and refuses to start while the demo password
 });
 
 test('a production server without an acquirer says so at start, and no sandbox bank or page exists', async (t) => {
+  const dataDir = tempDir(t);
   const server = await startServer({
-    DATA_DIR: tempDir(t),
+    DATA_DIR: dataDir,
     NODE_ENV: 'production',
     REPORT_TOKEN_SECRET: 'a-real-secret-of-at-least-32-characters',
     PAY_LINK_SECRET: 'another-real-secret-of-32-characters-or-more',
@@ -231,6 +232,19 @@ test('a production server without an acquirer says so at start, and no sandbox b
   assert.equal(checkout.status, 503);
   assert.equal((await fetch(`${url}/sandbox/sbx_x`, { method: 'POST', body: 'outcome=00' })).status, 404);
   assert.equal((await fetch(`${url}/api/version`)).status, 200);
+
+  // A second machine whose environment left out NODE_ENV (decision 293): it would seed the demo password and
+  // take sandbox payments into production's store, so it does not start on it.
+  await assert.rejects(
+    startServer({ DATA_DIR: dataDir }),
+    /this store is production's.*NODE_ENV=production/s,
+  );
+  const webhook = await fetch(`${url}/api/bank/webhook`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-password': DEMO_PASSWORD },
+    body: JSON.stringify({ transactions: [bankRecord()] }),
+  });
+  assert.equal(webhook.status, 401, 'the demo password was never seeded');
 });
 
 test('a host given a port of its own is served there and no longer on the shared port', async (t) => {

@@ -175,3 +175,11 @@ onBothEngines(
     assert.ok(users.length > 0);
   },
 );
+
+onBothEngines('a store is marked production once: the first mark stands', async (_t, store) => {
+  assert.equal(await store.ops.productionMark(), undefined);
+  const first = new Date('2026-11-29T01:00:00.000Z');
+  assert.equal(await store.ops.markProduction(first), first.toISOString());
+  assert.equal(await store.ops.markProduction(new Date('2026-11-30T01:00:00.000Z')), first.toISOString());
+  assert.equal(await store.ops.productionMark(), first.toISOString());
+});

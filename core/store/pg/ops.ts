@@ -14,6 +14,7 @@ import {
 } from '../ops.ts';
 
 const BEAT = statement('UPDATE health_heartbeat SET beat = beat + 1, at = $1 WHERE id = 1');
+const MARK = statement('SELECT at FROM production_mark WHERE id = 1');
 const SERVER_CLOCK = statement(`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms`);
 // Two statements, each on a partial index: the outbox keeps every row it ever sent.
 const WAITING = statement(
@@ -65,6 +66,19 @@ export function pgOps(db: PgDb): OpsRepository {
   return {
     async heartbeat(now) {
       await db.run(BEAT, [now.toISOString()]);
+    },
+
+    async markProduction(now) {
+      // The first mark stands: RETURNING gives the row only when this call made it.
+      const made = await db.row<{ at: Date }>(
+        'INSERT INTO production_mark (id, at) VALUES (1, $1) ON CONFLICT DO NOTHING RETURNING at',
+        [now.toISOString()],
+      );
+      return (made ?? (await db.row<{ at: Date }>(MARK)))?.at.toISOString() ?? now.toISOString();
+    },
+
+    async productionMark() {
+      return (await db.row<{ at: Date }>(MARK))?.at.toISOString();
     },
 
     async serverClockMs() {

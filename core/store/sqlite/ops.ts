@@ -66,11 +66,25 @@ export function sqliteOps(db: Db): OpsRepository {
      FROM counted WHERE ledgered < expected`,
   );
 
+  const productionMark = (): string | undefined =>
+    db.prepare<[], { at: string }>('SELECT at FROM production_mark WHERE id = 1').get()?.at;
+
   return {
     /** Commits a write (the readiness probe): throws when the store cannot commit (full disk, read-only). */
     async heartbeat(now: Date): Promise<void> {
       await write(() => beat.run(now.toISOString()));
     },
+
+    async markProduction(now: Date): Promise<string> {
+      await write(() =>
+        db
+          .prepare('INSERT INTO production_mark (id, at) VALUES (1, ?) ON CONFLICT DO NOTHING')
+          .run(now.toISOString()),
+      );
+      return productionMark() ?? now.toISOString();
+    },
+
+    productionMark: () => Promise.resolve(productionMark()),
 
     /** SQLite is on this machine: no other clock to compare with. */
     async serverClockMs(): Promise<undefined> {
