@@ -70,15 +70,15 @@ export function pgOps(db: PgDb): OpsRepository {
 
     async markProduction(now) {
       // The first mark stands: RETURNING gives the row only when this call made it.
-      const made = await db.row<{ at: Date }>(
+      const made = await db.row<{ at: string }>(
         'INSERT INTO production_mark (id, at) VALUES (1, $1) ON CONFLICT DO NOTHING RETURNING at',
         [now.toISOString()],
       );
-      return (made ?? (await db.row<{ at: Date }>(MARK)))?.at.toISOString() ?? now.toISOString();
+      return (made ?? (await db.row<{ at: string }>(MARK)))?.at ?? now.toISOString();
     },
 
     async productionMark() {
-      return (await db.row<{ at: Date }>(MARK))?.at.toISOString();
+      return (await db.row<{ at: string }>(MARK))?.at;
     },
 
     async serverClockMs() {
