@@ -22,6 +22,7 @@ const STOP_WHILE_STARTING_MS = 10_000;
 export async function runMain(start: () => Promise<() => Promise<void>>): Promise<void> {
   let stop: (() => Promise<void>) | undefined;
   let stopping = false;
+  let stillStarting: NodeJS.Timeout | undefined;
   const shutDown = (run: () => Promise<void>) =>
     run().then(
       () => process.exit(0),
@@ -35,7 +36,7 @@ export async function runMain(start: () => Promise<() => Promise<void>>): Promis
     stopping = true;
     process.stderr.write(`${signal} received: shutting down gracefully\n`);
     if (stop) return void shutDown(stop);
-    setTimeout(() => {
+    stillStarting = setTimeout(() => {
       process.stderr.write('still starting: exiting without a graceful stop\n');
       process.exit(1);
     }, STOP_WHILE_STARTING_MS).unref();
@@ -48,5 +49,7 @@ export async function runMain(start: () => Promise<() => Promise<void>>): Promis
     process.stderr.write(`${isOperators(err) ? err.message : String((err as Error).stack ?? err)}\n`);
     process.exit(1);
   }
+  // Started: the graceful stop takes its own time (SHUTDOWN_GRACE_MS), not what is left of the 10 s.
+  clearTimeout(stillStarting);
   if (stopping) void shutDown(stop);
 }
