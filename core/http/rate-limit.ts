@@ -39,17 +39,17 @@ const MINUTE = 60;
 const COMMAND_TIMEOUT_MS = 500;
 
 /**
- * The per-client limits of `config.rateLimits`, with rate-limiter-flexible. With REDIS_URL the counters
- * live in Redis, so every web process shares them; when Redis does not answer, each process falls back to
- * an in-memory limiter with the same budget (the insurance limiter): a Redis outage never takes the pay
- * page down, and a client is still limited, per process. The Redis connection opens on first use.
- */
-/**
  * ioredis, loaded with the first limit that counts in Redis: a process in embedded mode (every CLI run, most
  * test processes) does not pay the 0.3 s of CPU it takes to load (decision 257).
  */
 const loadRedis = (): typeof Redis => (createRequire(import.meta.url)('ioredis') as typeof IORedis).Redis;
 
+/**
+ * The per-client limits of `config.rateLimits`, with rate-limiter-flexible. With REDIS_URL the counters
+ * live in Redis, so every web process shares them; when Redis does not answer, each process falls back to
+ * an in-memory limiter with the same budget (the insurance limiter): a Redis outage never takes the pay
+ * page down, and a client is still limited, per process. The Redis connection opens on first use.
+ */
 export function createRateLimits(config: Config, logger: Logger): RateLimits {
   let redis: Redis | undefined;
   let wasReady = false;
