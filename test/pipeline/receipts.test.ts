@@ -4,7 +4,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
 import { fixedClock } from '../../core/clock.ts';
 import { settleOrder } from '../../core/payments/settle.ts';
 import { receiptJob } from '../../pipeline/jobs/receipt.ts';
@@ -183,21 +182,8 @@ test('a mailbox the server refuses for good (550) is recorded as refused and not
 
 test("a mail server quoting the payer's address as it refuses it: the address is in no log line, outbox error or attempt", async (t) => {
   // As Postfix answers: the recipient quoted, 450 first (tried again), then 550 (given up).
-  let nth = 0;
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onRcptTo(address, _session, callback) {
-      const code = nth++ === 0 ? 450 : 550;
-      const error = new Error(`<${address.address}>: Recipient address rejected: User unknown`);
-      callback(Object.assign(error, { responseCode: code }));
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onCleanup(t, () => new Promise<void>((resolve) => server.close(() => resolve())));
-  const { port } = server.server.address() as AddressInfo;
-  const app = await startApp(t, { SMTP_URL: `smtp://127.0.0.1:${port}`, LOG_LEVEL: 'debug' });
+  const smtp = await startSmtp(t, (nth) => (nth === 0 ? 450 : 550), { refuseAt: 'rcpt' });
+  const app = await startApp(t, { SMTP_URL: smtp.url, LOG_LEVEL: 'debug' });
   const order = await payAt(t, app, 'SBX00');
   await drain(app);
   await new Promise((resolve) => setTimeout(resolve, 250));

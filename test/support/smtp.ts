@@ -11,10 +11,15 @@ export interface ReceivedMail {
   at: number;
 }
 
-/** `answer(nth)` is the SMTP code for the nth message (0 on): 250 takes it, anything else refuses it. */
+/**
+ * `answer(nth)` is the SMTP code for the nth message (0 on): 250 takes it, anything else refuses it, after
+ * its data, or with `refuseAt: 'rcpt'` at its recipient (as Postfix refuses an unknown mailbox). Refusals
+ * quote the recipients, as real servers do.
+ */
 export async function startSmtp(
   t: TestContext,
   answer: (nth: number) => number = () => 250,
+  { refuseAt = 'data' }: { refuseAt?: 'rcpt' | 'data' } = {},
 ): Promise<{ url: string; received: ReceivedMail[] }> {
   const received: ReceivedMail[] = [];
   let nth = 0;
@@ -22,14 +27,18 @@ export async function startSmtp(
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    onRcptTo(address, _session, callback) {
+      const code = refuseAt === 'rcpt' ? answer(nth++) : 250;
+      if (code === 250) return callback();
+      const error = new Error(`<${address.address}>: Recipient address rejected: User unknown`);
+      callback(Object.assign(error, { responseCode: code }));
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        const code = answer(nth);
-        nth += 1;
+        const code = refuseAt === 'data' ? answer(nth++) : 250;
         if (code !== 250) {
-          // Quoting the recipients, as real servers do (Postfix: "<siti@...>: Recipient address rejected").
           const quoted = session.envelope.rcptTo.map((r) => `<${r.address}>`).join(', ');
           callback(
             Object.assign(new Error(`${quoted}: ${code >= 500 ? 'No such mailbox' : 'Try again later'}`), {
