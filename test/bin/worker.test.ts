@@ -7,6 +7,7 @@ import { freePort } from '../support/free-port.ts';
 import { startRedis, type TestRedis } from '../support/redis.ts';
 import { runCli, startServer, startWorkerProcess, stopGracefully } from './processes.ts';
 import { REDIS_STOP_WAIT_MS } from '../../pipeline/bullmq/queues.ts';
+import { openStore } from '../../core/store/index.ts';
 
 test('with REDIS_URL, two workers run the pipeline that npm start feeds, and amil queues shows it', async (t) => {
   const redis = await startRedis(t);
@@ -63,6 +64,18 @@ test('the worker refuses to start without REDIS_URL, saying why', async (t) => {
   await assert.rejects(
     startWorkerProcess({ DATA_DIR: tempDir(t) }),
     /worker.ts exited with 1.*REDIS_URL is required/s,
+  );
+});
+
+test("a worker without NODE_ENV=production refuses production's store, saying why (decision 293)", async (t) => {
+  const redis = await startRedis(t);
+  const dataDir = tempDir(t);
+  const store = openStore(path.join(dataDir, 'amil.db'));
+  await store.ops.markProduction(new Date());
+  await store.close();
+  await assert.rejects(
+    startWorkerProcess({ DATA_DIR: dataDir, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix }),
+    /worker.ts exited with 1.*this store is production's.*NODE_ENV=production/s,
   );
 });
 
