@@ -73,10 +73,17 @@ test("a worker without NODE_ENV=production refuses production's store, saying wh
   const store = openStore(path.join(dataDir, 'amil.db'));
   await store.ops.markProduction(new Date());
   await store.close();
-  await assert.rejects(
-    startWorkerProcess({ DATA_DIR: dataDir, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix }),
-    /worker.ts exited with 1.*this store is production's.*NODE_ENV=production/s,
+  const starting = startWorkerProcess({
+    DATA_DIR: dataDir,
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: redis.prefix,
+  });
+  // A worker that did start (the test failing) is stopped with the test, not left running.
+  starting.then(
+    (worker) => onCleanup(t, () => worker.child.kill('SIGKILL')),
+    () => undefined,
   );
+  await assert.rejects(starting, /worker.ts exited with 1.*this store is production's.*NODE_ENV=production/s);
 });
 
 test('a worker stops at once after Redis went away and came back', async (t) => {
